@@ -1,0 +1,3 @@
+module github.com/fuseboxhq/fusebox
+
+go 1.26
