@@ -20,6 +20,7 @@ import (
 // goroutine or timer.
 type Breaker struct {
 	cfg Config
+	clk clock.Clock
 	sw  clock.Stopwatch
 	win window // nil: no window rules
 	// needStart: slow calls are measured, so Allow reads the clock.
@@ -30,18 +31,22 @@ type Breaker struct {
 	word        atomic.Uint64
 	consecutive atomic.Int64 // consecutive failures while closed
 	openUntil   atomic.Int64 // end of the open period, ns on sw
-	probeUntil  atomic.Int64 // end of HalfOpenMaxWait, ns on sw
-	refusal     atomic.Pointer[OpenError]
-	tot         totals
+	// openDue is the generation of the open period whose end has passed,
+	// set by a timer so refusals need not read the clock.
+	openDue    atomic.Uint64
+	probeUntil atomic.Int64 // end of HalfOpenMaxWait, ns on sw
+	refusal    atomic.Pointer[OpenError]
+	tot        totals
 
 	halfOpenErr, forcedErr *OpenError
 
 	// mu serialises state changes (stores to word) and guards the fields
 	// below.
-	mu       sync.Mutex
-	since    int64 // when the current state began, ns on sw
-	reopens  int   // consecutive failed half-open periods
-	probesOK int   // probe successes in this half-open period
+	mu        sync.Mutex
+	since     int64       // when the current state began, ns on sw
+	reopens   int         // consecutive failed half-open periods
+	openTimer clock.Timer // sets openDue; nil unless open
+	probesOK  int         // probe successes in this half-open period
 }
 
 const (
@@ -67,6 +72,7 @@ func New(cfg Config) (*Breaker, error) {
 	}
 	b := &Breaker{
 		cfg:         cfg,
+		clk:         clock.Or(cfg.Clock),
 		sw:          clock.NewStopwatch(cfg.Clock),
 		needStart:   cfg.SlowCallDuration > 0,
 		needNow:     cfg.Window > 0,
@@ -120,6 +126,11 @@ func (b *Breaker) Allow() (Permit, error) {
 
 // allowSlow handles the open, half-open and forced-open states.
 func (b *Breaker) allowSlow(w uint64) (Permit, error) {
+	if stateOf(w) == StateOpen && b.openDue.Load() != genOf(w) {
+		// The common refusal: the open period's timer has not fired.
+		b.tot.add(totalRejected)
+		return Permit{}, b.refusal.Load()
+	}
 	now := b.now()
 	for {
 		switch stateOf(w) {
@@ -339,7 +350,10 @@ func (b *Breaker) openLocked(now int64, reason Reason, hint time.Duration) Trans
 	b.openUntil.Store(until)
 	b.refusal.Store(&OpenError{Name: b.cfg.Name, State: StateOpen, Until: b.sw.Time(time.Duration(until)), clock: b.cfg.Clock})
 	b.consecutive.Store(0)
-	return b.setLocked(StateOpen, now, reason)
+	t := b.setLocked(StateOpen, now, reason)
+	gen := genOf(b.word.Load())
+	b.openTimer = b.clk.AfterFunc(time.Duration(until-now), func() { b.openDue.Store(gen) })
+	return t
 }
 
 // openPeriodLocked returns the next open period: OpenDuration grown by
@@ -372,6 +386,10 @@ func (b *Breaker) closeLocked(now int64, reason Reason) Transition {
 // the new state's readers need must be stored before it is called.
 func (b *Breaker) setLocked(to State, now int64, reason Reason) Transition {
 	old := b.word.Load()
+	if b.openTimer != nil {
+		b.openTimer.Stop()
+		b.openTimer = nil
+	}
 	b.word.Store((genOf(old)+1)<<genShift | uint64(to))
 	b.since = now
 	t := Transition{Name: b.cfg.Name, From: stateOf(old), To: to, Reason: reason, At: b.sw.Time(time.Duration(now))}

@@ -20,6 +20,10 @@ type Clock interface {
 	// NewTimer returns a Timer that sends the time on its channel once d has
 	// elapsed.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc calls f once d has elapsed. The system clock calls it in
+	// its own goroutine; a fake may call it from the goroutine that moves
+	// its time. Stop on the returned Timer cancels the call; its C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is the part of *time.Timer that Fusebox uses, so fakes can stand in.
@@ -67,6 +71,10 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	return realTimer{time.AfterFunc(d, f)}
+}
 
 type realTimer struct{ t *time.Timer }
 

@@ -48,8 +48,20 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) NewTimer(d time.Duration) clock.Timer {
 	t := &timer{c: c, ch: make(chan time.Time, 1)}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.scheduleLocked(t, d)
+	c.mu.Unlock()
+	return t
+}
+
+// AfterFunc calls f when the fake time reaches now+d. f runs in the
+// goroutine that advances the clock, after the clock's lock is released, so
+// it may use the clock; Advance returns after it does. A d of zero or less
+// runs f before AfterFunc returns.
+func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	t := &timer{c: c, fn: f}
+	c.mu.Lock()
+	c.scheduleLocked(t, d)
+	c.mu.Unlock()
 	return t
 }
 
@@ -57,16 +69,16 @@ func (c *Clock) NewTimer(d time.Duration) clock.Timer {
 // order of their deadlines.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.setLocked(c.now.Add(d))
+	c.mu.Unlock()
 }
 
 // Set moves the time to t, firing due timers; t before the current time is
 // ignored (the fake never goes backwards).
 func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.setLocked(t)
+	c.mu.Unlock()
 }
 
 // Pending returns the number of timers waiting to fire.
@@ -90,30 +102,43 @@ func (c *Clock) WaitForTimers(n int) {
 // fires it. It reports false when no timer is pending.
 func (c *Clock) AdvanceToNext() bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if len(c.timers) == 0 {
+		c.mu.Unlock()
 		return false
 	}
 	c.setLocked(c.timers[0].when)
+	c.mu.Unlock()
 	return true
 }
 
+// setLocked moves the time to t, firing due timers in deadline order with
+// the time at each one's deadline. AfterFunc callbacks run with the lock
+// released, so the set of timers is re-read after each.
 func (c *Clock) setLocked(t time.Time) {
-	if t.After(c.now) {
-		c.now = t
-	}
-	fired := 0
-	for len(c.timers) > 0 && !c.timers[0].when.After(c.now) {
+	fired := false
+	for len(c.timers) > 0 && !c.timers[0].when.After(t) {
 		tm := c.timers[0]
 		c.timers = c.timers[1:]
 		tm.active = false
+		fired = true
+		if tm.when.After(c.now) {
+			c.now = tm.when
+		}
+		if tm.fn != nil {
+			c.mu.Unlock()
+			tm.fn()
+			c.mu.Lock()
+			continue
+		}
 		select {
 		case tm.ch <- tm.when:
 		default: // an unread value is already there, as with time.Timer
 		}
-		fired++
 	}
-	if fired > 0 {
+	if t.After(c.now) {
+		c.now = t
+	}
+	if fired {
 		c.changed.Broadcast()
 	}
 }
@@ -156,7 +181,8 @@ type timer struct {
 	when   time.Time
 	seq    uint64
 	active bool
-	ch     chan time.Time
+	ch     chan time.Time // nil for AfterFunc
+	fn     func()         // set for AfterFunc
 }
 
 func (t *timer) C() <-chan time.Time { return t.ch }
@@ -168,13 +194,16 @@ func (t *timer) Stop() bool {
 }
 
 func (t *timer) Reset(d time.Duration) bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.c.removeLocked(t)
-	select { // drop a stale value, as time.Timer does since Go 1.23
-	case <-t.ch:
-	default:
+	c := t.c
+	c.mu.Lock()
+	was := c.removeLocked(t)
+	if t.ch != nil {
+		select { // drop a stale value, as time.Timer does since Go 1.23
+		case <-t.ch:
+		default:
+		}
 	}
-	t.c.scheduleLocked(t, d)
+	c.scheduleLocked(t, d)
+	c.mu.Unlock()
 	return was
 }

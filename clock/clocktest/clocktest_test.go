@@ -101,3 +101,31 @@ func TestStopwatchOnFake(t *testing.T) {
 		t.Fatalf("Time(1s) = %v", got)
 	}
 }
+
+func TestAfterFunc(t *testing.T) {
+	c := New(time.Time{})
+	var got []string
+	c.AfterFunc(2*time.Second, func() { got = append(got, "2s at "+c.Now().Format("05")) })
+	stopped := c.AfterFunc(time.Second, func() { got = append(got, "stopped") })
+	c.AfterFunc(time.Second, func() {
+		// callbacks may use the clock, even schedule more
+		c.AfterFunc(0, func() { got = append(got, "nested") })
+		got = append(got, "1s")
+	})
+	if !stopped.Stop() {
+		t.Fatal("Stop of a pending AfterFunc = false")
+	}
+	c.Advance(3 * time.Second)
+	want := []string{"nested", "1s", "2s at 02"}
+	if len(got) != len(want) {
+		t.Fatalf("ran %v; want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ran %v; want %v", got, want)
+		}
+	}
+	if c.Pending() != 0 {
+		t.Fatalf("Pending = %d", c.Pending())
+	}
+}
