@@ -1,0 +1,101 @@
+package aierr
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// parseHeaderLines turns "Key: value" lines into a header, as a fuzzer's
+// string input.
+func parseHeaderLines(s string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok {
+			h[k] = append(h[k], v) // not canonicalized: the classifier must cope
+		}
+	}
+	return h
+}
+
+func checkBounded(t *testing.T, what string, v Verdict) {
+	t.Helper()
+	if v.Kind >= numKinds || v.Sub >= numSubKinds {
+		t.Fatalf("%s: kind %d sub %d out of range", what, v.Kind, v.Sub)
+	}
+	if len(v.Message) > MaxMessageLen || len(v.Code) > MaxCodeLen {
+		t.Fatalf("%s: message %d bytes, code %d bytes", what, len(v.Message), len(v.Code))
+	}
+	if v.Wait < 0 || v.Wait > MaxWait {
+		t.Fatalf("%s: wait %v", what, v.Wait)
+	}
+	if v.Wait != 0 && v.WaitFrom == NoWait {
+		t.Fatalf("%s: wait %v with no source", what, v.Wait)
+	}
+	for _, w := range [...]Window{v.Limits.Requests, v.Limits.Tokens, v.Limits.InputTokens, v.Limits.OutputTokens} {
+		if w.Limit < -1 || w.Remaining < -1 || w.Reset < 0 || w.Reset > MaxWait {
+			t.Fatalf("%s: window %+v", what, w)
+		}
+	}
+	p := Verdict{Kind: v.Kind, Sub: v.Sub}
+	p.policy()
+	if p.SameTarget != v.SameTarget || p.OtherTarget != v.OtherTarget || p.NewIdempotencyKey != v.NewIdempotencyKey {
+		t.Fatalf("%s: policy fields do not follow %v/%v", what, v.Kind, v.Sub)
+	}
+	if (v.Breaker() == BreakerFailure) != (v.Kind == Outage) {
+		t.Fatalf("%s: breaker %v for %v", what, v.Breaker(), v.Kind)
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.http"))
+	for _, name := range files {
+		status, h, body := readFixture(f, filepath.Base(name))
+		var hs strings.Builder
+		for k, vs := range h {
+			for _, v := range vs {
+				hs.WriteString(k + ": " + v + "\n")
+			}
+		}
+		f.Add(status, hs.String(), body)
+	}
+	sse, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
+	for _, name := range sse {
+		for _, ev := range readSSE(f, filepath.Base(name)) {
+			f.Add(200, "event:"+ev.name, ev.data)
+		}
+	}
+	f.Add(429, "retry-after: Sun, 01 Jun 2025 12:00:30 GMT\nx-ratelimit-reset-tokens: 1m30.5s", []byte(`{"error":{"message":"try again in 6m0s"}}`))
+	f.Add(0, "", []byte(`[[[[[[[[[[[[[[[[[[[[{"error":"x"}]]]]]]]]]]]]]]]]]]]`))
+	f.Add(500, "anthropic-ratelimit-tokens-reset: 9999-12-31T23:59:59Z", []byte(`{"error":{"message":"\ud800\u","code":1e999}}`))
+
+	c := testClassifier()
+	f.Fuzz(func(t *testing.T, status int, header string, body []byte) {
+		h := parseHeaderLines(header)
+		checkBounded(t, "Classify", c.Classify(status, h, body))
+		event, _ := strings.CutPrefix(header, "event:")
+		checkBounded(t, "ClassifyEvent", c.ClassifyEvent(event, body))
+		checkBounded(t, "ClassifyFinish", c.ClassifyFinish(body))
+		checkBounded(t, "ClassifyJobError", c.ClassifyJobError(header, string(body)))
+		if d, ok := MessageWait(body); ok && (d < 0 || d > MaxWait) {
+			t.Fatalf("MessageWait = %v", d)
+		}
+		if v := c.Classify(status, h, body); utf8.Valid(body) && !utf8.ValidString(v.Message) && !strings.Contains(string(body), `\u`) {
+			t.Fatalf("valid UTF-8 body gave invalid message %q", v.Message)
+		}
+	})
+}
+
+// TestFixturesAreSmall keeps the fixture files readable.
+func TestFixturesAreSmall(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.*"))
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() > 8<<10 {
+			t.Errorf("%s is %d bytes", f, st.Size())
+		}
+	}
+}

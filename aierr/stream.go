@@ -1,0 +1,107 @@
+package aierr
+
+import "bytes"
+
+// ClassifyEvent classifies one server-sent event of a stream with a zero
+// Classifier. See Classifier.ClassifyEvent.
+func ClassifyEvent(event string, data []byte) Verdict {
+	var c Classifier
+	return c.ClassifyEvent(event, data)
+}
+
+// ClassifyEvent classifies one server-sent event of a 200 stream: its event
+// name ("" when the event had no "event:" line) and its data. Errors that
+// arrive inside a stream are found here: Anthropic's "event: error" with
+// {"type":"error","error":{"type":"overloaded_error",…}}, OpenRouter's
+// data: {"error":{"code":429,…}} chunks (the code is taken as the status),
+// and a finish reason that says the answer was cut by a content filter
+// (finish_reason "content_filter", Gemini finishReason "SAFETY", Anthropic
+// stop_reason "refusal"). Ordinary content events and "[DONE]" are Success.
+//
+// An "error" event whose data is not a known error shape is an Outage.
+func (c *Classifier) ClassifyEvent(event string, data []byte) Verdict {
+	data = bytes.TrimSpace(data)
+	if len(data) > MaxBody {
+		data = data[:MaxBody]
+	}
+	if event == "error" {
+		var f bodyFields
+		msg := c.readBody(data, &f)
+		f.isError = true
+		return c.bodyError(0, &f, msg)
+	}
+	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
+		return successVerdict(0)
+	}
+	// Most chunks carry neither an error nor a finish reason.
+	if !bytes.Contains(data, []byte("rror")) && !bytes.Contains(data, []byte("eason")) {
+		return successVerdict(0)
+	}
+	return c.classifyBody(0, data)
+}
+
+// ClassifyFinish classifies a completed, non-stream 200 body with a zero
+// Classifier. See Classifier.ClassifyFinish.
+func ClassifyFinish(body []byte) Verdict {
+	var c Classifier
+	return c.ClassifyFinish(body)
+}
+
+// ClassifyFinish classifies a completed, non-stream 200 body: an error
+// object in it (some gateways answer 200 with {"error":…}) is classified as
+// that error, and a finish reason that says content filter (OpenAI
+// finish_reason "content_filter", Gemini finishReason "SAFETY" or
+// promptFeedback.blockReason, Anthropic stop_reason "refusal") gives
+// ClientError with sub-kind ContentFilter. Anything else is Success.
+func (c *Classifier) ClassifyFinish(body []byte) Verdict {
+	return c.classifyBody(http200, body)
+}
+
+const http200 = 200
+
+// classifyBody looks for an error object or a content-filter finish reason
+// in the body of a successful answer.
+func (c *Classifier) classifyBody(status int, body []byte) Verdict {
+	if len(body) == 0 {
+		return successVerdict(status)
+	}
+	var f bodyFields
+	if !f.parse(body) {
+		return successVerdict(status)
+	}
+	f.json = true
+	switch {
+	case f.isError:
+		return c.bodyError(status, &f, f.message)
+	case f.filtered != "":
+		v := Verdict{Kind: ClientError, Sub: ContentFilter, Status: status, Code: f.filtered}
+		return c.finish(v, &f)
+	case f.finishError:
+		v := Verdict{Kind: Outage, Status: status, Code: "error"}
+		return c.finish(v, &f)
+	}
+	return successVerdict(status)
+}
+
+// bodyError classifies an error found inside a successful answer or stream.
+func (c *Classifier) bodyError(status int, f *bodyFields, msg []byte) Verdict {
+	v := c.decide(status, f, msg)
+	v.Limits = unknownLimits
+	setWait(&v, &headerHints{}, f, msg)
+	return v
+}
+
+// finish completes a verdict built from a finish reason.
+func (c *Classifier) finish(v Verdict, f *bodyFields) Verdict {
+	c.override(&v, f)
+	v.policy()
+	v.Limits = unknownLimits
+	if f.message != nil {
+		v.Message = decodeMessage(f.message, MaxMessageLen)
+	}
+	return v
+}
+
+func successVerdict(status int) Verdict {
+	return Verdict{Kind: Success, Status: status, Limits: unknownLimits}
+}
