@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,8 @@ import (
 // protected call runs or a listener is called. Transitions that fall due with
 // time (open → half-open, a half-open period that outlived HalfOpenMaxWait)
 // are made lazily by the next call that notices them; a breaker owns no
-// goroutine or timer.
+// goroutine. While open it keeps one Clock.AfterFunc timer that marks the end
+// of the open period, so that refusals need not read the clock.
 type Breaker struct {
 	cfg Config
 	clk clock.Clock
@@ -34,7 +36,7 @@ type Breaker struct {
 	// openDue is the generation of the open period whose end has passed,
 	// set by a timer so refusals need not read the clock.
 	openDue    atomic.Uint64
-	probeUntil atomic.Int64 // end of HalfOpenMaxWait, ns on sw
+	probeUntil atomic.Int64 // HalfOpenMaxWait after the last probe admitted, ns on sw
 	refusal    atomic.Pointer[OpenError]
 	tot        totals
 
@@ -142,6 +144,9 @@ func (b *Breaker) allowSlow(w uint64) (Permit, error) {
 			w = b.enterHalfOpen(w, now)
 		case StateHalfOpen:
 			if probesOf(w) < int64(b.cfg.HalfOpenProbes) {
+				// The wait is extended before the slot is taken, so a
+				// caller that sees the slots full also sees the wait.
+				b.extendProbeWait(now)
 				if b.word.CompareAndSwap(w, w+1<<probeShift) {
 					b.tot.add(totalAllowed)
 					return Permit{b: b, gen: genOf(w), state: StateHalfOpen, start: now}, nil
@@ -273,7 +278,7 @@ func (b *Breaker) enterHalfOpen(w uint64, now int64) uint64 {
 		return w
 	}
 	b.probesOK = 0
-	b.probeUntil.Store(now + int64(b.cfg.HalfOpenMaxWait))
+	b.probeUntil.Store(after(now, b.cfg.HalfOpenMaxWait))
 	t := b.setLocked(StateHalfOpen, now, ReasonOpenElapsed)
 	w = b.word.Load()
 	b.mu.Unlock()
@@ -296,6 +301,19 @@ func (b *Breaker) halfOpenTimeout(w uint64, now int64) uint64 {
 	b.mu.Unlock()
 	b.emit(t)
 	return w
+}
+
+// extendProbeWait makes the half-open period wait for its probes at least
+// HalfOpenMaxWait from now: a probe admitted late in the period gets the
+// whole wait, rather than being taken for lost by the next caller.
+func (b *Breaker) extendProbeWait(now int64) {
+	until := after(now, b.cfg.HalfOpenMaxWait)
+	for {
+		old := b.probeUntil.Load()
+		if old >= until || b.probeUntil.CompareAndSwap(old, until) {
+			return
+		}
+	}
 }
 
 // releaseProbe gives back the probe slot of an ignored probe.
@@ -342,9 +360,9 @@ func (b *Breaker) recordProbe(gen uint64, failed bool, hint time.Duration) {
 // already set.
 func (b *Breaker) openLocked(now int64, reason Reason, hint time.Duration) Transition {
 	d := b.openPeriodLocked()
-	until := now + int64(d)
+	until := after(now, d)
 	if hint > 0 {
-		until = max(until, now+int64(min(hint, b.cfg.MaxOpenDuration)))
+		until = max(until, after(now, min(hint, b.cfg.MaxOpenDuration)))
 	}
 	until = max(until, b.openUntil.Load())
 	b.openUntil.Store(until)
@@ -369,7 +387,20 @@ func (b *Breaker) openPeriodLocked() time.Duration {
 	if j := b.cfg.OpenJitter; j > 0 {
 		d *= 1 + j*(2*b.cfg.Rand()-1)
 	}
+	if d >= math.MaxInt64 {
+		return math.MaxInt64 // a float beyond int64 has no defined conversion
+	}
 	return time.Duration(d)
+}
+
+// after returns the instant d after now (ns on the stopwatch), saturating
+// instead of wrapping: a period of hundreds of years means "until Reset",
+// not "already over".
+func after(now int64, d time.Duration) int64 {
+	if d > 0 && now > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
 
 // closeLocked closes the breaker with an empty window.

@@ -3,6 +3,7 @@ package breaker
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
@@ -73,8 +74,9 @@ type Config struct {
 	// probe failure reopens it. 0: HalfOpenProbes.
 	HalfOpenSuccesses int
 	// HalfOpenMaxWait bounds a half-open period: if the probes have not
-	// decided it by then (lost or hung probes), the breaker opens again.
-	// 0: 60 s. Raise it above your slowest legitimate call.
+	// decided it within HalfOpenMaxWait of the last probe admitted (lost or
+	// hung probes), the breaker opens again. 0: 60 s. Raise it above your
+	// slowest legitimate call.
 	HalfOpenMaxWait time.Duration
 
 	// Classify maps the error of a call run by Execute to its outcome.
@@ -130,6 +132,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxOpenDuration == 0 {
 		c.MaxOpenDuration = 10 * c.OpenDuration
+		if c.OpenDuration > math.MaxInt64/10 {
+			c.MaxOpenDuration = math.MaxInt64 // 10× would overflow
+		}
 	}
 	if c.HalfOpenProbes == 0 {
 		c.HalfOpenProbes = max(c.HalfOpenSuccesses, 1)

@@ -2,7 +2,8 @@ package breaker
 
 // Manual control, for operators and tests. Each change takes effect at once,
 // starts a new generation (outcomes of calls admitted before it are dropped)
-// and is reported to OnStateChange with ReasonManual.
+// and is reported to OnStateChange with ReasonManual. Forcing the state the
+// breaker is already in is not a change: it does nothing.
 
 // ForceOpen refuses every call until Reset or another manual state.
 func (b *Breaker) ForceOpen() { b.setManual(StateForcedOpen) }
@@ -28,6 +29,12 @@ func (b *Breaker) Reset() {
 
 func (b *Breaker) setManual(s State) {
 	b.mu.Lock()
+	if stateOf(b.word.Load()) == s {
+		// Idempotent: an admin API or reconcile loop may repeat itself;
+		// that must not emit events or drop the outcomes of calls in flight.
+		b.mu.Unlock()
+		return
+	}
 	t := b.setLocked(s, b.now(), ReasonManual)
 	b.mu.Unlock()
 	b.emit(t)

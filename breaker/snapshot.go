@@ -21,7 +21,8 @@ type Snapshot struct {
 	FailureRate, SlowCallRate  float64
 	// ConsecutiveFailures while closed.
 	ConsecutiveFailures int64
-	// Probes in flight and probe successes in the current half-open period.
+	// Probes admitted (and not ignored) and probe successes in the current
+	// half-open period; a probe keeps its slot until the period ends.
 	Probes, ProbeSuccesses int
 	// Reopens counts consecutive failed half-open periods (drives
 	// OpenBackoff).
