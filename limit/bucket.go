@@ -19,11 +19,16 @@ import (
 //   - The library zone depends on nothing outside the standard library.
 //
 // The accounting is the same as rate's: a balance at an instant, refilled
-// lazily from the elapsed time and capped at the burst.
+// lazily from the elapsed time and capped at the burst. Unlike rate, the
+// instants are not time.Time values but durations on the Pacer's
+// clock.Stopwatch, and the Pacer keeps them (when the balances were computed,
+// when a pause ends) once for both of its buckets: time.Time arithmetic and
+// wall-clock reads were most of the cost of an admission.
 
-// bucket is one token bucket. It is not safe for concurrent use: its owner
-// (the Pacer) guards it. Every method expects advance(now) to have been
-// called first for the instant it is used at.
+// bucket is one token bucket: balances only, the instants are its owner's.
+// It is not safe for concurrent use: its owner (the Pacer) guards it, and
+// refills it up to the instant of each call before using it, leaving out
+// any time the buckets are paused.
 //
 // Reservations for a later time are debited at once (as in rate), so the
 // balance is a projection: its value at a future instant is the balance then
@@ -36,11 +41,9 @@ import (
 // burst: a credit while reservations are pending is cut to it, since every
 // pending reservation would see the credit.
 type bucket struct {
-	perSec float64   // refill rate in tokens per second; 0 means no limit
-	burst  float64   // capacity
-	tokens float64   // balance at last; below zero is debt
-	last   time.Time // when tokens was computed; zero before first use
-	paused time.Time // no refill before this instant
+	perSec float64 // refill rate in tokens per second; 0 means no limit
+	burst  float64 // capacity
+	tokens float64 // balance at the owner's last instant; below zero is debt
 
 	// headroom is the least room under the burst before any pending
 	// reservation; +Inf when none is pending. The owner resets it.
@@ -65,53 +68,26 @@ func (b *bucket) set(perMinute float64, burst int) {
 	}
 }
 
-// advance refills the bucket up to now. A now before the last instant used
-// counts as no time passing.
-func (b *bucket) advance(now time.Time) {
-	if b.last.IsZero() || now.After(b.last) {
-		if !b.last.IsZero() && !b.unlimited() {
-			b.tokens = min(b.burst, b.tokens+b.refill(b.last, now))
-		}
-		b.last = now
+// refill adds the tokens refilled in d of unpaused time, up to the burst.
+func (b *bucket) refill(d time.Duration) {
+	if !b.unlimited() {
+		b.tokens = min(b.burst, b.tokens+b.tokensFor(d))
 	}
 }
 
-// refill returns the tokens added between from and to, leaving out any
-// paused time.
-func (b *bucket) refill(from, to time.Time) float64 {
-	if from.Before(b.paused) {
-		from = b.paused
-	}
-	if !to.After(from) {
+// readyIn returns how long from now until n tokens may be taken, pauses
+// aside: until the balance reaches n, or, for n above the burst, until the
+// bucket is full.
+func (b *bucket) readyIn(n float64) time.Duration {
+	if b.unlimited() {
 		return 0
 	}
-	return b.tokensFor(to.Sub(from))
-}
-
-// pause stops the refill until the given instant; an earlier instant than
-// the current pause is ignored.
-func (b *bucket) pause(until time.Time) {
-	if until.After(b.paused) {
-		b.paused = until
-	}
-}
-
-// readyIn returns how long from now until n tokens may be taken: until the
-// pause ends and the balance reaches n, or, for n above the burst, until the
-// bucket is full.
-func (b *bucket) readyIn(now time.Time, n float64) time.Duration {
-	var wait time.Duration
-	if b.paused.After(now) {
-		wait = b.paused.Sub(now)
-	}
-	if b.unlimited() {
-		return wait
-	}
 	deficit := min(n, b.burst) - b.tokens
-	if deficit <= b.slack() {
-		return wait
+	slack := b.slack()
+	if deficit <= slack {
+		return 0
 	}
-	return wait + b.durationFor(deficit-b.slack())
+	return b.durationFor(deficit - slack)
 }
 
 // slack is the float error tolerated when comparing balances: a thousandth
@@ -119,15 +95,15 @@ func (b *bucket) readyIn(now time.Time, n float64) time.Duration {
 // It is far below one nanosecond's refill for any burst under a day's worth.
 func (b *bucket) slack() float64 { return b.perSec*1e-12 + b.burst*1e-14 }
 
-// take debits n tokens for a call acting at at; the balance may go below
-// zero. A call acting later than now becomes pending and may lower the
-// headroom.
-func (b *bucket) take(now, at time.Time, n float64) {
+// take debits n tokens for a call; the balance may go below zero. A pending
+// call (one acting later than now, after refill of unpaused time) may lower
+// the headroom.
+func (b *bucket) take(n float64, pending bool, refill time.Duration) {
 	if b.unlimited() {
 		return
 	}
-	if at.After(now) {
-		b.headroom = min(b.headroom, b.burst-(b.tokens+b.refill(now, at)))
+	if pending {
+		b.headroom = min(b.headroom, b.burst-(b.tokens+b.tokensFor(refill)))
 	}
 	b.tokens -= n
 }

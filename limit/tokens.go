@@ -57,19 +57,33 @@ type PacerSettings struct {
 // together: each call takes one request and its estimated tokens from two
 // token buckets, and waits for the later of the two.
 //
+// Inside, an instant is a time.Duration on a clock.Stopwatch started with the
+// Pacer: the friendly forms read it (only the monotonic clock, for the system
+// clock), and the At forms convert their time.Time with one Sub. Times more
+// than about 292 years from the Pacer's start are clamped, as time.Time.Sub
+// clamps.
+//
 // A Pacer is safe for concurrent use by multiple goroutines.
 type Pacer struct {
-	clock   clock.Clock
+	sw      clock.Stopwatch
+	start   time.Time   // the Stopwatch's start: instant 0
+	clock   clock.Clock // the Stopwatch's clock, for Wait's timers
 	maxWait time.Duration
 
-	// mu guards limits, req, tok, lastAct and seq.
+	// mu guards limits, req, tok, last, paused, lastAct and seq.
 	mu      sync.Mutex
 	limits  Limits
-	req     bucket    // requests
-	tok     bucket    // tokens
-	lastAct time.Time // the latest time any reservation acts at
-	seq     uint64    // reservations made so far
+	req     bucket        // requests
+	tok     bucket        // tokens
+	last    time.Duration // when the balances were computed; never before first use
+	paused  time.Duration // no refill before this instant; never when not paused
+	lastAct time.Duration // the latest instant any reservation acts at; never before one
+	seq     uint64        // reservations made so far
 }
+
+// never is the instant before every other, where a zero time.Time would
+// stand: not yet used, not paused, nothing reserved.
+const never = time.Duration(math.MinInt64)
 
 // NewPacer returns a Pacer with both buckets full. It returns an error naming
 // the field when a setting is negative.
@@ -80,95 +94,22 @@ func NewPacer(s PacerSettings) (*Pacer, error) {
 	if s.MaxWait < 0 {
 		return nil, errors.New("limit: MaxWait is negative")
 	}
-	p := &Pacer{clock: clock.Or(s.Clock), maxWait: s.MaxWait}
+	sw := clock.NewStopwatch(s.Clock)
+	p := &Pacer{sw: sw, start: sw.Time(0), clock: sw.Clock(), maxWait: s.MaxWait,
+		last: never, paused: never, lastAct: never}
 	p.setLocked(s.Limits)
 	return p, nil
 }
 
-// Reservation is a call's claim on a Pacer: one request and an estimate of
-// its tokens, admitted at a given time. Settle it with the real usage once
-// known, or Cancel it if the call is not made. A Reservation is a small
-// value (returned without allocating); Settle or Cancel it at most once.
-// The zero Reservation is valid and its methods do nothing.
-type Reservation struct {
-	p        *Pacer
-	tokens   int
-	at       time.Time
-	prevLast time.Time // the Pacer's lastAct before this reservation
-	prevReq  float64   // the request bucket's headroom before it
-	prevTok  float64   // the token bucket's headroom before it
-	seq      uint64    // the Pacer's seq for this reservation
-}
-
-// Tokens returns the estimate the reservation took.
-func (r Reservation) Tokens() int { return r.tokens }
-
-// ReadyAt returns when the reserved call may go.
-func (r Reservation) ReadyAt() time.Time { return r.at }
-
-// Settle corrects the reservation with the tokens the call really used,
-// reading the clock once. See SettleAt.
-func (r Reservation) Settle(actual int) {
-	if r.p != nil {
-		r.SettleAt(r.p.clock.Now(), actual)
-	}
-}
-
-// SettleAt corrects the reservation at now with the tokens the call really
-// used: an overestimate is refunded (up to the burst) and an underestimate
-// is debited, which may leave the token bucket below zero so that later calls
-// wait until the debt is repaid.
-func (r Reservation) SettleAt(now time.Time, actual int) {
-	if r.p == nil {
-		return
-	}
-	d := float64(max(actual, 0) - r.tokens)
-	p := r.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advanceLocked(now)
-	if d > 0 {
-		p.tok.debit(d, !r.at.After(now))
-	} else {
-		p.tok.give(-d)
-	}
-}
-
-// Cancel gives the reservation back, reading the clock once. See CancelAt.
-func (r Reservation) Cancel() {
-	if r.p != nil {
-		r.CancelAt(r.p.clock.Now())
-	}
-}
-
-// CancelAt gives the request and the tokens back if the reservation's time
-// has not come by now, so the next caller is not penalised for a call that
-// was never made. If the Pacer has made reservations since this one, only
-// what they do not depend on is given back (they keep their times). A
-// reservation whose time has passed stays spent (use SettleAt(now, 0) to
-// refund the tokens of a call that failed to send).
-func (r Reservation) CancelAt(now time.Time) {
-	if r.p == nil || !r.at.After(now) {
-		return
-	}
-	p := r.p
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.advanceLocked(now)
-	if r.seq == p.seq { // the latest reservation: undo it entirely
-		p.lastAct = r.prevLast
-		p.req.restore(1, r.prevReq)
-		p.tok.restore(float64(r.tokens), r.prevTok)
-		return
-	}
-	p.req.give(1)
-	p.tok.give(float64(r.tokens))
-}
+// instant converts t to an instant on the Pacer's Stopwatch.
+func (p *Pacer) instant(t time.Time) time.Duration { return t.Sub(p.start) }
 
 // Reserve reserves a call estimated at tokens, reading the clock once. See
 // ReserveAt.
 func (p *Pacer) Reserve(tokens int) (Reservation, time.Duration) {
-	return p.ReserveAt(p.clock.Now(), tokens)
+	r, wait := p.reserve(p.sw.Elapsed(), tokens)
+	r.base, r.fromBase = p.start, r.at
+	return r, wait
 }
 
 // ReserveAt reserves one request and tokens (negative counts as 0) at now,
@@ -176,17 +117,27 @@ func (p *Pacer) Reserve(tokens int) (Reservation, time.Duration) {
 // making the call. It never fails: a caller that will not wait that long
 // should Cancel. Later reservations queue behind this one.
 func (p *Pacer) ReserveAt(now time.Time, tokens int) (Reservation, time.Duration) {
+	r, wait := p.reserve(p.instant(now), tokens)
+	r.base, r.fromBase = now, wait
+	return r, wait
+}
+
+// reserve is ReserveAt at an instant; the caller fills in r's ReadyAt.
+func (p *Pacer) reserve(now time.Duration, tokens int) (r Reservation, wait time.Duration) {
 	tokens = max(tokens, 0)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	wait := p.waitLocked(now, tokens)
-	return p.takeLocked(now, now.Add(wait), tokens), wait
+	wait = p.waitLocked(now, tokens)
+	at := after(now, wait)
+	r = p.reservationLocked(at, tokens)
+	p.takeLocked(now, at, tokens)
+	p.mu.Unlock()
+	return r, wait
 }
 
 // Allow reports whether a call estimated at tokens may go now, reading the
 // clock once. See AllowAt.
 func (p *Pacer) Allow(tokens int) (ok bool, retryIn time.Duration) {
-	return p.AllowAt(p.clock.Now(), tokens)
+	return p.allow(p.sw.Elapsed(), tokens)
 }
 
 // AllowAt reports whether a call estimated at tokens may go at now. If so,
@@ -194,41 +145,71 @@ func (p *Pacer) Allow(tokens int) (ok bool, retryIn time.Duration) {
 // TryReserveAt to settle the real usage later). If not, it takes nothing and
 // returns how long until the call would be allowed.
 func (p *Pacer) AllowAt(now time.Time, tokens int) (ok bool, retryIn time.Duration) {
-	_, ok, retryIn = p.TryReserveAt(now, tokens)
-	return ok, retryIn
+	return p.allow(p.instant(now), tokens)
+}
+
+// allow is AllowAt at an instant: tryReserve without a Reservation to fill.
+func (p *Pacer) allow(now time.Duration, tokens int) (ok bool, retryIn time.Duration) {
+	tokens = max(tokens, 0)
+	p.mu.Lock()
+	if wait := p.waitLocked(now, tokens); wait > 0 {
+		p.mu.Unlock()
+		return false, wait
+	}
+	p.takeLocked(now, now, tokens)
+	p.mu.Unlock()
+	return true, 0
 }
 
 // TryReserve is AllowAt with the clock read once, returning the Reservation
 // to settle. See TryReserveAt.
 func (p *Pacer) TryReserve(tokens int) (r Reservation, ok bool, retryIn time.Duration) {
-	return p.TryReserveAt(p.clock.Now(), tokens)
+	r, ok, retryIn = p.tryReserve(p.sw.Elapsed(), tokens)
+	if ok {
+		r.base, r.fromBase = p.start, r.at
+	}
+	return r, ok, retryIn
 }
 
 // TryReserveAt reserves a call estimated at tokens only if it may go at now
 // without waiting; otherwise it takes nothing and returns how long until it
 // would be allowed.
 func (p *Pacer) TryReserveAt(now time.Time, tokens int) (r Reservation, ok bool, retryIn time.Duration) {
+	r, ok, retryIn = p.tryReserve(p.instant(now), tokens)
+	if ok {
+		r.base = now
+	}
+	return r, ok, retryIn
+}
+
+// tryReserve is TryReserveAt at an instant; the caller fills in r's ReadyAt.
+func (p *Pacer) tryReserve(now time.Duration, tokens int) (r Reservation, ok bool, retryIn time.Duration) {
 	tokens = max(tokens, 0)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if wait := p.waitLocked(now, tokens); wait > 0 {
+		p.mu.Unlock()
 		return Reservation{}, false, wait
 	}
-	return p.takeLocked(now, now, tokens), true, 0
+	r = p.reservationLocked(now, tokens)
+	p.takeLocked(now, now, tokens)
+	p.mu.Unlock()
+	return r, true, 0
 }
 
 // takeLocked debits one request and tokens for a call acting at at. It
 // requires p.mu held.
-func (p *Pacer) takeLocked(now, at time.Time, tokens int) Reservation {
+func (p *Pacer) takeLocked(now, at time.Duration, tokens int) {
 	p.seq++
-	r := Reservation{p: p, tokens: tokens, at: at, seq: p.seq,
-		prevLast: p.lastAct, prevReq: p.req.headroom, prevTok: p.tok.headroom}
-	p.req.take(now, at, 1)
-	p.tok.take(now, at, float64(tokens))
-	if at.After(p.lastAct) {
+	pending := at > now
+	var refill time.Duration
+	if pending {
+		refill = p.refillBetween(now, at)
+	}
+	p.req.take(1, pending, refill)
+	p.tok.take(float64(tokens), pending, refill)
+	if at > p.lastAct {
 		p.lastAct = at
 	}
-	return r
 }
 
 // Wait blocks until a call estimated at tokens may go, and returns its
@@ -241,13 +222,14 @@ func (p *Pacer) Wait(ctx context.Context, tokens int) (Reservation, error) {
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, err
 	}
-	now := p.clock.Now()
-	r, wait := p.ReserveAt(now, tokens)
+	now := p.sw.Elapsed()
+	r, wait := p.reserve(now, tokens)
+	r.base, r.fromBase = p.start, r.at
 	if wait == 0 {
 		return r, nil
 	}
 	if p.tooLong(ctx, wait) {
-		r.CancelAt(now)
+		r.cancel(now)
 		return Reservation{}, &LimitedError{RetryAfter: wait}
 	}
 	t := p.clock.NewTimer(wait)
@@ -272,20 +254,61 @@ func (p *Pacer) tooLong(ctx context.Context, wait time.Duration) bool {
 }
 
 // waitLocked advances both buckets to now and returns how long a call of
-// tokens must wait. It requires p.mu held.
-func (p *Pacer) waitLocked(now time.Time, tokens int) time.Duration {
+// tokens must wait: until a pause ends, and then until both buckets hold
+// enough, clamped to the largest Duration. It requires p.mu held.
+func (p *Pacer) waitLocked(now time.Duration, tokens int) time.Duration {
 	p.advanceLocked(now)
-	return max(p.req.readyIn(now, 1), p.tok.readyIn(now, float64(tokens)))
+	ready := max(p.req.readyIn(1), p.tok.readyIn(float64(tokens)))
+	if p.paused > now {
+		return after(since(p.paused, now), ready)
+	}
+	return ready
 }
 
-// advanceLocked refills both buckets up to now and, once no reservation is
+// advanceLocked refills both buckets up to now (a now before the last
+// instant used counts as no time passing) and, once no reservation is
 // pending, resets their headroom. It requires p.mu held.
-func (p *Pacer) advanceLocked(now time.Time) {
-	p.req.advance(now)
-	p.tok.advance(now)
-	if !p.lastAct.After(now) {
+func (p *Pacer) advanceLocked(now time.Duration) {
+	if now > p.last {
+		if p.last != never {
+			if d := p.refillBetween(p.last, now); d > 0 {
+				p.req.refill(d)
+				p.tok.refill(d)
+			}
+		}
+		p.last = now
+	}
+	if p.lastAct <= now {
 		p.req.headroom, p.tok.headroom = math.Inf(1), math.Inf(1)
 	}
+}
+
+// refillBetween returns the time between from and to that refills the
+// buckets: all of it but any paused time. It requires p.mu held.
+func (p *Pacer) refillBetween(from, to time.Duration) time.Duration {
+	from = max(from, p.paused)
+	if to <= from {
+		return 0
+	}
+	return since(to, from)
+}
+
+// since returns to-from for to after from, clamped to the largest Duration
+// as time.Time.Sub clamps.
+func since(to, from time.Duration) time.Duration {
+	if d := to - from; d > 0 {
+		return d
+	}
+	return math.MaxInt64
+}
+
+// after returns now+wait for a wait of zero or more, clamped to the largest
+// Duration: the instant wait after now, or the sum of two waits.
+func after(now, wait time.Duration) time.Duration {
+	if at := now + wait; at >= now {
+		return at
+	}
+	return math.MaxInt64
 }
 
 // Limits returns the limits as last set (zero bursts stay zero).
@@ -296,14 +319,16 @@ func (p *Pacer) Limits() Limits {
 }
 
 // SetLimits changes the limits, reading the clock once. See SetLimitsAt.
-func (p *Pacer) SetLimits(l Limits) error { return p.SetLimitsAt(p.clock.Now(), l) }
+func (p *Pacer) SetLimits(l Limits) error { return p.setLimits(p.sw.Elapsed(), l) }
 
 // SetLimitsAt changes the limits at now: balances are refilled at the old
 // rates up to now, then cut to the new bursts; debt is kept. A dimension that
 // had no limit starts full. Reservations already made keep their times. It
 // returns an error naming the field when a value is negative, changing
 // nothing.
-func (p *Pacer) SetLimitsAt(now time.Time, l Limits) error {
+func (p *Pacer) SetLimitsAt(now time.Time, l Limits) error { return p.setLimits(p.instant(now), l) }
+
+func (p *Pacer) setLimits(now time.Duration, l Limits) error {
 	if err := l.validate(); err != nil {
 		return err
 	}
@@ -322,19 +347,20 @@ func (p *Pacer) setLocked(l Limits) {
 
 // Block admits no call before until, as when a provider answered "retry
 // after 20s", reading the clock once. See BlockAt.
-func (p *Pacer) Block(until time.Time) { p.BlockAt(p.clock.Now(), until) }
+func (p *Pacer) Block(until time.Time) { p.block(p.sw.Elapsed(), p.instant(until)) }
 
 // BlockAt, called at now, admits no call before until. The buckets do not
 // refill while blocked, so the end of a block does not release a burst larger
 // than the balance at its start; calls queued in Wait go at until and after,
 // paced as usual. Blocks do not shorten: an until before the current one is
 // ignored. Reservations already made keep their times.
-func (p *Pacer) BlockAt(now, until time.Time) {
+func (p *Pacer) BlockAt(now, until time.Time) { p.block(p.instant(now), p.instant(until)) }
+
+func (p *Pacer) block(now, until time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.advanceLocked(now)
-	p.req.pause(until)
-	p.tok.pause(until)
+	p.paused = max(p.paused, until)
 }
 
 // Available returns the request and token balances at now; a negative token
@@ -343,6 +369,6 @@ func (p *Pacer) BlockAt(now, until time.Time) {
 func (p *Pacer) Available(now time.Time) (requests, tokens float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.advanceLocked(now)
+	p.advanceLocked(p.instant(now))
 	return p.req.available(), p.tok.available()
 }
