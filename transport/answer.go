@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/fuseboxhq/fusebox/aierr"
@@ -72,7 +73,8 @@ func (a *answer) classify(w *walk, resp *http.Response, err error) {
 // reports the outcome to the breaker (and frees the bulkhead slot) when it
 // ends.
 func (a *answer) deliver(w *walk) *http.Response {
-	a.resp.Body = &body{rc: a.resp.Body, prefix: a.prefix, a: *a, classifier: w.t.cfg.Classifier}
+	a.resp.Body = &body{rc: a.resp.Body, prefix: a.prefix, a: *a, classifier: w.t.cfg.Classifier,
+		sse: strings.HasPrefix(a.resp.Header.Get("Content-Type"), "text/event-stream")}
 	return a.resp
 }
 
@@ -89,15 +91,62 @@ func (a *answer) release() {
 // body is a successful response's body: it passes reads through and, when
 // the body ends, reports to the breaker — success at EOF, failure on a read
 // error or a stalled stream, nothing (ignored) if the caller closes early.
+// An event stream whose terminal event (OpenAI's data: [DONE], Anthropic's
+// message_stop) has passed counts as complete when closed: SDKs stop reading
+// there.
 type body struct {
 	rc         io.ReadCloser
 	prefix     []byte
 	a          answer
 	classifier *aierr.Classifier
 	done       atomic.Bool // the outcome has been reported
+
+	sse    bool
+	sawEnd bool
+	tail   [len(endMarkMax) - 1]byte // the end of the last read, for marks split across reads
+	tailN  int
 }
 
+// The marks of a stream's terminal event.
+var (
+	doneMark = []byte("[DONE]")
+	stopMark = []byte(endMarkMax)
+)
+
+// endMarkMax is the longer mark: a seam of one byte less on each side finds
+// a mark split across two reads.
+const endMarkMax = "message_stop"
+
 func (b *body) Read(p []byte) (int, error) {
+	n, err := b.read(p)
+	if b.sse && !b.sawEnd && n > 0 {
+		b.watch(p[:n])
+	}
+	return n, err
+}
+
+// watch looks for a terminal event in p and across the seam with the
+// previous read.
+func (b *body) watch(p []byte) {
+	var seam [2 * (len(endMarkMax) - 1)]byte
+	k := copy(seam[:], b.tail[:b.tailN])
+	k += copy(seam[k:], p)
+	for _, s := range [][]byte{seam[:k], p} {
+		if bytes.Contains(s, doneMark) || bytes.Contains(s, stopMark) {
+			b.sawEnd = true
+			return
+		}
+	}
+	if len(p) >= len(b.tail) {
+		b.tailN = copy(b.tail[:], p[len(p)-len(b.tail):])
+	} else {
+		keep := min(b.tailN, len(b.tail)-len(p))
+		copy(b.tail[:], b.tail[b.tailN-keep:b.tailN])
+		b.tailN = keep + copy(b.tail[keep:], p)
+	}
+}
+
+func (b *body) read(p []byte) (int, error) {
 	if len(b.prefix) > 0 {
 		n := copy(p, b.prefix)
 		b.prefix = b.prefix[n:]
@@ -133,7 +182,11 @@ func (b *body) Read(p []byte) (int, error) {
 }
 
 func (b *body) Close() error {
-	b.finish(breaker.Outcome{Result: breaker.Ignored})
+	if b.sawEnd {
+		b.finish(breaker.Outcome{Result: breaker.Success})
+	} else {
+		b.finish(breaker.Outcome{Result: breaker.Ignored})
+	}
 	return b.rc.Close()
 }
 

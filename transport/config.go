@@ -122,6 +122,14 @@ func (l Limits) set() bool {
 	return l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 || l.MaxInFlight > 0 || l.MaxWait > 0
 }
 
+func (l Limits) validate(field string) []error {
+	var errs []error
+	if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxInFlight < 0 || l.MaxWait < 0 {
+		errs = append(errs, fmt.Errorf("transport: %s = %+v: limits must not be negative", field, l))
+	}
+	return errs
+}
+
 // Defaults for zero Config fields.
 const (
 	DefaultThrottleWait  = time.Second
@@ -168,7 +176,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxBodyBuffer < 0 {
 		errs = append(errs, fmt.Errorf("transport: MaxBodyBuffer = %d: must not be negative", c.MaxBodyBuffer))
 	}
+	errs = append(errs, c.Limits.validate("Limits")...)
 	for i, e := range c.Endpoints {
+		errs = append(errs, e.Limits.validate(fmt.Sprintf("Endpoints[%d].Limits", i))...)
 		if _, err := parseBase(e.BaseURL); err != nil {
 			errs = append(errs, fmt.Errorf("transport: Endpoints[%d].BaseURL: %w", i, err))
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/limit"
 )
 
@@ -21,6 +22,36 @@ type endpoint struct {
 	// disabledUntil is when a refused key comes back, ns on the
 	// transport's stopwatch; 0: in rotation.
 	disabledUntil atomic.Int64
+	// breakers caches this endpoint's breakers by model: a copy-on-write
+	// map, so the lookup of a model read from a request body allocates
+	// nothing. The Group stays the owner.
+	breakers atomic.Pointer[map[string]*breaker.Breaker]
+}
+
+// breaker returns the endpoint's breaker for model (bytes, to look up
+// without allocating), made through t's Group on first use.
+func (ep *endpoint) breaker(t *Transport, model []byte) (*breaker.Breaker, error) {
+	if m := ep.breakers.Load(); m != nil {
+		if b, ok := (*m)[string(model)]; ok {
+			return b, nil
+		}
+	}
+	b, err := t.breakers.Get(breakerKey{ep, string(model)})
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := ep.breakers.Load()
+	m := make(map[string]*breaker.Breaker, 1)
+	if old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[string(model)] = b
+	ep.breakers.Store(&m)
+	return b, nil
 }
 
 func newEndpoint(t *Transport, i int, e Endpoint, base *url.URL) (*endpoint, error) {

@@ -90,17 +90,18 @@ func (w *walk) skip(ep *endpoint, model string, err error, wait time.Duration) s
 // attempt tries ep once (the n-th time); last says no endpoint follows.
 func (w *walk) attempt(ep *endpoint, n int, last bool) step {
 	ctx := w.req.Context()
-	model := string(w.r.model)
+	modelBytes := w.r.model
 	if ep.Model != "" {
-		model = ep.Model
+		modelBytes = []byte(ep.Model)
 	}
 	if ep.disabled(w.t.now()) {
-		return w.skip(ep, model, ErrKeyDisabled, time.Duration(ep.disabledUntil.Load())-w.t.now())
+		return w.skip(ep, string(modelBytes), ErrKeyDisabled, time.Duration(ep.disabledUntil.Load())-w.t.now())
 	}
-	br, err := w.t.breakers.Get(breakerKey{ep, model})
+	br, err := ep.breaker(w.t, modelBytes)
 	if err != nil {
 		return step{err: err}
 	}
+	model := br.Name()[len(ep.Name)+1:] // the breaker's name is endpoint/model: no allocation
 	permit, err := br.Allow()
 	if err != nil {
 		var open *breaker.OpenError
@@ -175,7 +176,7 @@ func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (*http.
 		ctx = g.ctx
 	}
 	out := w.req.WithContext(ctx) // a shallow copy: headers are copied below if changed
-	if ep.index >= 0 {
+	if ep.index >= 0 && !w.home(ep) {
 		out.URL = ep.url(w.suffix, w.req.URL.RawQuery)
 		out.Host = ""
 	}
@@ -194,15 +195,31 @@ func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (*http.
 		if ep.Model != "" {
 			body = w.r.withModel(model)
 		}
-		out.Body = io.NopCloser(bytes.NewReader(body))
+		rb := &replayBody{}
+		rb.Reset(body)
+		out.Body = rb
 		out.ContentLength = int64(len(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		out.GetBody = func() (io.ReadCloser, error) {
+			rb := &replayBody{}
+			rb.Reset(body)
+			return rb, nil
+		}
 	}
 	if g != nil {
 		g.armFirstByte()
 	}
 	return out, g
 }
+
+// home reports whether ep is the endpoint the request's URL already points
+// at, so the URL can be sent as it is.
+func (w *walk) home(ep *endpoint) bool { return ep == w.ladder[0] && ep.matches(w.req.URL) }
+
+// replayBody is a request body read from the buffered copy; one allocation
+// where a bytes.Reader in an io.NopCloser would be two.
+type replayBody struct{ bytes.Reader }
+
+func (*replayBody) Close() error { return nil }
 
 // decide picks what follows a refused or failed attempt.
 func (w *walk) decide(ep *endpoint, n int, last bool, a *answer) step {
