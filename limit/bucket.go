@@ -103,7 +103,9 @@ func (b *bucket) take(n float64, pending bool, refill time.Duration) {
 		return
 	}
 	if pending {
-		b.headroom = min(b.headroom, b.burst-(b.tokens+b.tokensFor(refill)))
+		// Room is never negative: a bucket whose projection passes its
+		// burst (while the call waits on the other bucket) has none.
+		b.headroom = min(b.headroom, max(0, b.burst-(b.tokens+b.tokensFor(refill))))
 	}
 	b.tokens -= n
 }
@@ -126,7 +128,7 @@ func (b *bucket) give(n float64) {
 	if b.unlimited() {
 		return
 	}
-	n = min(n, b.headroom)
+	n = max(0, min(n, b.headroom))
 	b.headroom -= n
 	b.tokens = min(b.burst, b.tokens+n)
 }

@@ -418,3 +418,25 @@ func refundedInside(adm []*admission, start time.Time) bool {
 	}
 	return false
 }
+
+// Cancelling a reservation that waited on the token bucket must never take
+// requests away: the request bucket's projection had passed its burst, and
+// its room was read as negative.
+func TestCancelNeverDebits(t *testing.T) {
+	p, err := NewPacer(PacerSettings{Limits: Limits{RequestsPerMinute: 60, TokensPerMinute: 600, TokenBurst: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rs []Reservation
+	for range 3 {
+		r, _ := p.ReserveAt(t0, 100)
+		rs = append(rs, r)
+	}
+	before, _ := p.Available(t0)
+	rs[1].CancelAt(t0)
+	after, _ := p.Available(t0)
+	if after < before {
+		t.Fatalf("cancelling took requests away: %v -> %v", before, after)
+	}
+}
