@@ -90,7 +90,7 @@ func (w *walk) skip(ep *endpoint, model string, err error, wait time.Duration) s
 // attempt tries ep once (the n-th time); last says no endpoint follows.
 func (w *walk) attempt(ep *endpoint, n int, last bool) step {
 	ctx := w.req.Context()
-	modelBytes := w.r.model
+	modelBytes := w.r.Model
 	if ep.Model != "" {
 		modelBytes = []byte(ep.Model)
 	}
@@ -171,7 +171,7 @@ func (w *walk) admit(ctx context.Context, ep *endpoint, model string, p breaker.
 // and idempotency key, with a stream guard when one applies.
 func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (*http.Request, *guard) {
 	var g *guard
-	if w.r.stream && (w.t.cfg.FirstByte > 0 || w.t.cfg.Idle > 0) {
+	if w.r.Stream && (w.t.cfg.FirstByte > 0 || w.t.cfg.Idle > 0) {
 		g = newGuard(ctx, w.t)
 		ctx = g.ctx
 	}

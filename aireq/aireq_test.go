@@ -1,0 +1,72 @@
+package aireq
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestScan(t *testing.T) {
+	for _, tc := range []struct {
+		body        string
+		model       string
+		stream, inc bool
+		maxTokens   int
+		object      bool
+	}{
+		{`{"model":"gpt-4.1","messages":[]}`, "gpt-4.1", false, false, 0, true},
+		{` { "messages" : [{"role":"user","content":"say \"model\": {x}"}], "model" : "m\"q", "stream":true, "max_tokens": 64 }`, `m\"q`, true, false, 64, true},
+		{`{"metadata":{"model":"inner"},"model":"outer","max_completion_tokens":9}`, "outer", false, false, 9, true},
+		{`{"stream":true,"stream_options":{"include_usage":true},"model":"x"}`, "x", true, true, 0, true},
+		{`{"stream":false,"model":null}`, "", false, false, 0, true},
+		{`{}`, "", false, false, 0, true},
+		{`[{"model":"x"}]`, "", false, false, 0, false},
+		{`{"model":"x","stream":true`, "x", true, false, 0, false},
+		{`{"model":"trunc`, "", false, false, 0, false},
+		{``, "", false, false, 0, false},
+	} {
+		f := Scan([]byte(tc.body))
+		if string(f.Model) != tc.model || f.Stream != tc.stream || f.IncludeUsage != tc.inc || f.MaxTokens != tc.maxTokens || f.Object != tc.object {
+			t.Errorf("Scan(%s) = %+v; want model %q stream %v usage %v max %d object %v", tc.body, f, tc.model, tc.stream, tc.inc, tc.maxTokens, tc.object)
+		}
+	}
+}
+
+func TestWithModelKeepsTheRest(t *testing.T) {
+	body := []byte(`{"messages":[{"role":"user","content":"hi"}], "model": "gpt-4.1" ,"stream":true}`)
+	f := Scan(body)
+	out := f.WithModel(body, `dep"loy`)
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("rewritten body is not JSON: %s", out)
+	}
+	if m["model"] != `dep"loy` || m["stream"] != true || len(m["messages"].([]any)) != 1 {
+		t.Fatalf("rewritten body %s", out)
+	}
+	if got := f.WithModel(body, "gpt-4.1"); &got[0] != &body[0] {
+		t.Fatal("the same model should reuse the body")
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	f.Add(`{"model":"gpt-4.1","stream":true,"max_tokens":5}`)
+	f.Add(`{"a":[{"b":"}"}],"model":"\\"x","stream_options":{"include_usage":true}}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		fs := Scan([]byte(body))
+		if fs.Model != nil {
+			out := fs.WithModel([]byte(body), "m")
+			if len(out) > len(body)+16 {
+				t.Fatalf("rewrite grew the body from %d to %d", len(body), len(out))
+			}
+		}
+	})
+}
+
+func BenchmarkScan(b *testing.B) {
+	body := []byte(`{"model":"gpt-4.1","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in one word."}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := Scan(body); !f.Stream {
+			b.Fatal("not scanned")
+		}
+	}
+}
