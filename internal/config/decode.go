@@ -1,0 +1,406 @@
+package config
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+)
+
+// maxNodes bounds the values decoded, aliases expanded, so that a small file
+// of nested YAML aliases cannot make Parse run for ever ("billion laughs").
+const maxNodes = 100_000
+
+// decoder fills Go values from a yaml.Node tree, expanding environment
+// variables in scalars and recording the line of every field it sets. It
+// reports every problem and goes on, so that one run finds them all.
+type decoder struct {
+	r     *report
+	env   Env
+	refs  []string // ${…} references behind the placeholders, see protect
+	nodes int      // values decoded so far
+}
+
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	kindType     = reflect.TypeFor[aierr.Kind]()
+)
+
+// pair is a key and its value in a mapping.
+type pair struct{ key, val *yaml.Node }
+
+// decode fills v from n; path names v in errors.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	n = resolve(n)
+	if n == nil || isNull(n) {
+		return
+	}
+	if d.nodes++; d.nodes > maxNodes {
+		if d.nodes == maxNodes+1 {
+			d.r.at(n.Line, path, "too many values (over 100000, counting YAML aliases expanded)")
+		}
+		return
+	}
+	switch t := v.Type(); {
+	case t == durationType:
+		d.duration(n, v, path)
+	case t == kindType:
+		d.kind(n, v, path)
+	default:
+		switch t.Kind() {
+		case reflect.String:
+			if s, ok := d.scalar(n, path, "a string"); ok {
+				v.SetString(s)
+			}
+		case reflect.Int:
+			d.integer(n, v, path)
+		case reflect.Float64:
+			d.float(n, v, path)
+		case reflect.Slice:
+			d.slice(n, v, path)
+		case reflect.Map:
+			d.mapping(n, v, path)
+		case reflect.Struct:
+			d.structure(n, v, path)
+		default:
+			panic("config: cannot decode into " + t.String()) // a schema bug
+		}
+	}
+}
+
+// resolve follows YAML aliases to the node they stand for.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return resolve(n.Content[0])
+	}
+	if n != nil && (n.Kind == yaml.AliasNode || n.Kind == 0) {
+		return nil // an alias chain too long, or an empty file
+	}
+	return n
+}
+
+// isNull reports whether n is an explicit or empty null: the field is then
+// left unset.
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// describe names the kind of a node for "want …, got …" messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// scalar returns n's value with environment variables expanded, or reports
+// why it cannot. want names the expected type in the message.
+func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.r.at(n.Line, path, "want "+want+", got "+describe(n))
+		return "", false
+	}
+	s, msg := expand(restore(n.Value, d.refs), d.env)
+	if msg != "" {
+		d.r.at(n.Line, path, msg)
+		return "", false
+	}
+	return s, true
+}
+
+func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "a duration")
+	if !ok {
+		return
+	}
+	dur, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		d.r.at(n.Line, path, "bad duration "+strconv.Quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h)")
+		return
+	}
+	v.SetInt(int64(dur))
+}
+
+func (d *decoder) kind(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "a verdict kind")
+	if !ok {
+		return
+	}
+	k, err := aierr.ParseKind(s)
+	if err != nil {
+		d.r.at(n.Line, path, "unknown kind "+strconv.Quote(s)+" (known: "+kindNames()+")")
+		return
+	}
+	v.SetUint(uint64(k))
+}
+
+// kindNames lists the kinds an override may name.
+func kindNames() string {
+	var names []string
+	for k := aierr.Kind(0); ; k++ {
+		name := k.String()
+		if _, err := aierr.ParseKind(name); err != nil {
+			break
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "a whole number")
+	if !ok {
+		return
+	}
+	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 0)
+	if err != nil {
+		d.r.at(n.Line, path, "want a whole number, got "+strconv.Quote(s))
+		return
+	}
+	v.SetInt(i)
+}
+
+func (d *decoder) float(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "a number")
+	if !ok {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		d.r.at(n.Line, path, "want a number, got "+strconv.Quote(s))
+		return
+	}
+	v.SetFloat(f)
+}
+
+func (d *decoder) slice(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.r.at(n.Line, path, "want a list, got "+describe(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		p := path + "[" + strconv.Itoa(i) + "]"
+		d.r.lines[p] = item.Line
+		d.decode(item, s.Index(i), p)
+	}
+	v.Set(s)
+}
+
+func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
+	pairs, ok := d.pairs(n, path)
+	if !ok {
+		return
+	}
+	t := v.Type()
+	m := reflect.MakeMapWithSize(t, len(pairs))
+	for _, kv := range pairs {
+		name := restore(kv.key.Value, d.refs)
+		p := path + "." + name
+		d.r.lines[p] = kv.key.Line
+		key := reflect.New(t.Key()).Elem()
+		if t.Key().Kind() == reflect.Int {
+			i, err := strconv.Atoi(name)
+			if err != nil {
+				d.r.at(kv.key.Line, p, "want a whole number as the key, got "+strconv.Quote(name))
+				continue
+			}
+			key.SetInt(int64(i))
+		} else {
+			key.SetString(name)
+		}
+		val := reflect.New(t.Elem()).Elem()
+		d.decode(kv.val, val, p)
+		m.SetMapIndex(key, val)
+	}
+	v.Set(m)
+}
+
+func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
+	pairs, ok := d.pairs(n, path)
+	if !ok {
+		return
+	}
+	fields := fieldsOf(v.Type())
+	for _, kv := range pairs {
+		name := restore(kv.key.Value, d.refs)
+		p := join(path, name)
+		i, ok := fields[name]
+		if !ok {
+			d.r.at(kv.key.Line, p, unknownField(name, v.Type()))
+			continue
+		}
+		if val := resolve(kv.val); val == nil || isNull(val) {
+			continue // an empty value leaves the field unset, to inherit
+		}
+		d.r.lines[p] = kv.key.Line
+		d.decode(kv.val, v.Field(i), p)
+	}
+}
+
+// pairs returns the entries of mapping n, merge keys (<<) applied: an entry
+// of the mapping itself beats a merged one, an earlier merged one a later.
+// It reports duplicate keys and non-scalar keys.
+func (d *decoder) pairs(n *yaml.Node, path string) ([]pair, bool) {
+	if n.Kind != yaml.MappingNode {
+		d.r.at(n.Line, path, "want a mapping, got "+describe(n))
+		return nil, false
+	}
+	var own, merged []pair
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.r.at(k.Line, path, "want a plain key, got "+describe(k))
+			continue
+		}
+		if k.Tag == "!!merge" {
+			merged = append(merged, d.merge(val, path)...)
+			continue
+		}
+		name := restore(k.Value, d.refs)
+		if first, dup := seen[name]; dup {
+			d.r.at(k.Line, join(path, name), "set twice (first on line "+strconv.Itoa(first)+")")
+			continue
+		}
+		seen[name] = k.Line
+		own = append(own, pair{k, val})
+	}
+	for _, kv := range merged {
+		name := restore(kv.key.Value, d.refs)
+		if _, dup := seen[name]; !dup {
+			seen[name] = kv.key.Line
+			own = append(own, kv)
+		}
+	}
+	return own, true
+}
+
+// merge returns the entries a merge key brings in: those of a mapping, or of
+// a list of mappings.
+func (d *decoder) merge(n *yaml.Node, path string) []pair {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	if d.nodes++; d.nodes > maxNodes {
+		return nil
+	}
+	var out []pair
+	switch n.Kind {
+	case yaml.MappingNode:
+		ps, _ := d.pairs(n, path)
+		out = append(out, ps...)
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			if item = resolve(item); item != nil && item.Kind == yaml.MappingNode {
+				ps, _ := d.pairs(item, path)
+				out = append(out, ps...)
+			} else if item != nil {
+				d.r.at(item.Line, path, "a merge (<<) list must hold mappings")
+			}
+		}
+	default:
+		d.r.at(n.Line, path, "a merge (<<) takes a mapping or a list of mappings")
+	}
+	return out
+}
+
+// join appends a field name to a path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// fieldsOf maps the YAML names of t's fields to their indexes.
+func fieldsOf(t reflect.Type) map[string]int {
+	m := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		if tag := yamlName(t.Field(i)); tag != "" {
+			m[tag] = i
+		}
+	}
+	return m
+}
+
+// yamlName returns a field's name in the file; "" for fields not in it.
+func yamlName(f reflect.StructField) string {
+	tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if tag == "-" || !f.IsExported() {
+		return ""
+	}
+	return tag
+}
+
+// unknownField says that name is not a field of t, with the closest field
+// name when one is close, or the list of fields otherwise.
+func unknownField(name string, t reflect.Type) string {
+	var known []string
+	for i := range t.NumField() {
+		if tag := yamlName(t.Field(i)); tag != "" {
+			known = append(known, tag)
+		}
+	}
+	if best := closest(name, known); best != "" {
+		return "unknown field, did you mean " + strconv.Quote(best) + "?"
+	}
+	return "unknown field (known: " + strings.Join(known, ", ") + ")"
+}
+
+// closest returns the candidate nearest to s in edit distance, if it is near
+// enough to be a likely typo; "" otherwise.
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), c)
+		if d < bestD && d <= max(1, len(c)/3) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of neighbours each cost 1.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt32
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}

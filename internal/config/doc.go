@@ -1,0 +1,130 @@
+// Package config reads the gateway's YAML configuration: the schema (whose
+// doc comments are the field reference), defaults, ${VAR} expansion, and
+// validation that reports every problem as "file:line: field: what is wrong".
+//
+// # Loading
+//
+// Load reads a file and Parse takes bytes. Both return a *Config with every
+// default filled in and every inherited block merged, or an Errors listing
+// all the problems in line order, one per line when printed:
+//
+//	fusebox.yaml:12: models[0].targets[1].provider: unknown provider "opneai" (known: anthropic, openai)
+//	fusebox.yaml:14: models[0].breaker.failure_rate: must be a fraction in (0, 1], got 1.5
+//
+// A Config that Parse returns is valid: its blocks convert to library
+// settings that the library constructors accept (Breaker.Settings for
+// breaker.New, Retry.Policy and Retry.BudgetConfig for package retry,
+// Limits.Pacer and Limits.Bulkhead for package limit, Overrides.Settings
+// for an aierr.Classifier). Parse builds each of them once to be sure.
+//
+// # A complete file
+//
+//	listen: 127.0.0.1:8080             # host:port; default 127.0.0.1:8080
+//	state: memory                      # memory (default) | redis://host:port/db | rediss://…
+//	clients:                           # gateway API keys; none = open
+//	  - name: web                      # required, unique
+//	    key: "${FUSEBOX_KEY_WEB}"      # required, unique; Bearer or x-api-key
+//	    weight: 2                      # fair-queueing share; default 1
+//	    models: [smart, openai/gpt-4.1] # allowed aliases or provider/model; default all
+//	    limits: {rpm: 60, tpm: 100000} # same block as a provider's limits
+//	admin_token: "${FUSEBOX_ADMIN_TOKEN:-}" # empty = admin API off
+//	providers:
+//	  openai:                          # the name targets use; no "/"
+//	    type: openai                   # openai | anthropic; default: the name, if it is one of them
+//	    base_url: https://api.openai.com/v1 # default per type
+//	    keys: ["${OPENAI_API_KEY}"]    # rotated; none = no auth header
+//	    headers: {OpenAI-Organization: org-123} # extra headers, values secret
+//	    timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # default: defaults.timeouts
+//	    limits: {rpm: 500, tpm: 200000, max_in_flight: 64, max_wait: 2s} # per key; 0 = none
+//	    overrides:                     # verdict kinds: outage throttle capacity auth quota client_error canceled success
+//	      status: {429: outage}
+//	      code: {queue_full: outage}
+//	defaults:                          # inherited field by field by every alias
+//	  breaker: {consecutive: 5, open: 30s}
+//	  retry: {attempts: 3, base: 100ms, max: 10s}
+//	  timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # built-in values shown
+//	models:
+//	  - name: smart                    # what clients put in "model"; required, unique
+//	    strategy: fallback             # fallback (default) | weighted | least-latency | cheapest-healthy
+//	    failover_on: [context_length, content_filter] # client errors that may go to the next target
+//	    targets:                       # at least one, best first
+//	      - provider: openai           # a key of providers
+//	        model: gpt-4.1             # the provider's model name
+//	        weight: 1                  # for weighted; default 1
+//	        price: {input: 2, output: 8, cached_input: 0.5} # USD per million tokens; cached_input defaults to input
+//	        keys: ["${OPENAI_KEY_2}"]  # instead of the provider's keys; default: the provider's
+//	    breaker:                       # see Breaker; every rule off when 0
+//	      window: 10s                  # time window (or window_calls: 100 for a count window)
+//	      buckets: 10
+//	      min_calls: 20                # before rates count
+//	      failure_threshold: 10        # failures in the window
+//	      failure_rate: 0.5            # fraction in (0, 1]
+//	      consecutive: 5               # failures in a row
+//	      slow_call: 30s               # a call this slow is slow
+//	      slow_call_rate: 0.8          # fraction in (0, 1]
+//	      open: 5s                     # open period; default 30s
+//	      open_backoff: 2              # grow the open period on failed probes
+//	      max_open: 1m                 # default 10 × open
+//	      open_jitter: 0.1             # fraction in [0, 1)
+//	      probes: 2                    # half-open calls admitted
+//	      probe_successes: 2           # to close
+//	      half_open_max_wait: 60s
+//	    retry:                         # on the same target; see Retry
+//	      attempts: 2                  # calls in all; 1 = no retry; default 3
+//	      base: 200ms                  # default 100ms
+//	      max: 5s                      # default 10s
+//	      multiplier: 2                # default 2
+//	      max_wait: 30s                # longest Retry-After honoured; default 30s
+//	      budget: 0.2                  # retries per request, (0, 1]; default 0.2
+//	      budget_min_per_second: 10    # default 10
+//	    timeouts: {ttfb: 2s, idle: 10s, total: 120s} # over the provider's, per field
+//
+// Durations are Go durations (200ms, 5s, 1m30s); rates are fractions; counts
+// and limits are whole numbers and never negative.
+//
+// # Inheritance
+//
+// An alias's breaker, retry and timeouts blocks inherit from the defaults
+// block field by field: a field the alias names wins, even when it is 0 (so
+// "consecutive: 0" turns off a rule the defaults set); a field it leaves out,
+// or leaves empty ("ttfb:"), comes from defaults. A target's effective
+// timeouts, Target.Timeouts, take each field from the alias if the alias set
+// it, else from the provider, which itself inherits defaults.timeouts.
+//
+// # Environment variables
+//
+// ${VAR} and ${VAR:-default} are expanded in values, never in field names,
+// after the YAML is parsed, so line numbers always refer to the file as
+// written. ${VAR:-default} gives default when VAR is unset or empty; ${VAR}
+// with VAR unset is an error naming the line and the variable (an empty VAR
+// is allowed, but an empty key is then reported). $$ is a literal $. A
+// ${VAR} may stand unquoted inside a flow list or mapping, as in
+// keys: [${OPENAI_API_KEY}]. The value is used as text, never parsed as YAML.
+//
+// YAML anchors, aliases and merge keys (<<: *base) work as usual; a mapping
+// key set twice is an error.
+//
+// # Errors
+//
+// Every problem found is reported, not only the first: unknown fields (with
+// "did you mean" for a likely typo), values of the wrong type, bad
+// durations, negative numbers, rates outside (0, 1], duplicate aliases,
+// clients and mapping keys, unknown providers and provider types, targets
+// without a provider or model, aliases without targets, unknown strategies,
+// bad URLs, listen addresses and state URLs, and whatever the breaker,
+// retry and limit constructors refuse. A value that fails to decode gets one
+// error, not a second one for being missing.
+//
+// # Secrets
+//
+// Keys, tokens and header values are of type Secret, which prints and
+// marshals as "***"; Config.Redacted and Config.String hide them too (and a
+// Redis password in state). Secret.Value returns the secret for the one
+// place that sends it.
+//
+// # Later fields
+//
+// Every block is a mapping decoded into a struct, so a new setting is a new
+// documented field with a default; files written for this version stay
+// valid.
+package config

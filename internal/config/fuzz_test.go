@@ -1,0 +1,36 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+// FuzzParse checks that Parse never panics, and that it returns either a
+// valid Config or an Errors list with a line or a field in every entry.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"../../examples/basic.yaml", "../../examples/failover.yaml"} {
+		if data, err := os.ReadFile(name); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add(doc(valid...))
+	f.Add([]byte("providers: {openai: {keys: [${K:-x}]}}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n"))
+	f.Add([]byte("a: &a [*a]\nproviders: {x: {<<: *a}}\n"))
+	f.Add([]byte("models: [{breaker: {window: 1s, window_calls: 1, failure_rate: 2}}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("f.yaml", data, anyEnv)
+		if err == nil {
+			if c == nil {
+				t.Fatal("nil Config without an error")
+			}
+			_ = c.String()
+			buildAll(t, c)
+			return
+		}
+		var es Errors
+		if !errors.As(err, &es) || len(es) == 0 {
+			t.Fatalf("error %T %v, want a non-empty Errors", err, err)
+		}
+	})
+}

@@ -1,0 +1,301 @@
+package config
+
+import (
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+)
+
+// Config is a whole gateway configuration, as Parse returns it: defaults
+// filled, inherited blocks merged, validated. Treat it as read-only once
+// loaded; a reload builds a new one.
+type Config struct {
+	// Listen is the address the gateway serves on, host:port.
+	// Default: 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// State is where shared state lives: "memory" (this process only) or a
+	// Redis URL, redis://[user:password@]host:port/db or rediss://… for
+	// TLS, so that replicas share breakers, limits and idempotency records.
+	// Default: memory.
+	State StateURL `yaml:"state"`
+	// Clients are the gateway's API keys. None: the gateway is open to
+	// anyone who can reach it.
+	Clients []Client `yaml:"clients"`
+	// AdminToken guards the admin API. Empty: the admin API is off.
+	AdminToken Secret `yaml:"admin_token"`
+	// Providers are the upstream hosts, by name; targets refer to them by
+	// that name, and a request for "name/model" goes straight to them.
+	Providers map[string]Provider `yaml:"providers"`
+	// Defaults are the blocks an alias inherits, field by field, where it
+	// does not set them itself.
+	Defaults Defaults `yaml:"defaults"`
+	// Models are the aliases clients put in a request's "model".
+	Models []Model `yaml:"models"`
+
+	// File is the name the configuration was parsed under, for messages.
+	File string `yaml:"-"`
+
+	lines lines // where each field was set
+}
+
+// Client is one gateway API key.
+type Client struct {
+	// Name names the client in logs and metrics. Required, unique.
+	Name string `yaml:"name"`
+	// Key is the secret the client sends as "Authorization: Bearer KEY" or
+	// "x-api-key: KEY". Required, unique.
+	Key Secret `yaml:"key"`
+	// Weight is the client's share when requests queue for a saturated
+	// target (weighted fair queueing). Default: 1.
+	Weight int `yaml:"weight"`
+	// Models are the aliases (or "provider/model" names) the client may
+	// use. Empty: all of them.
+	Models []string `yaml:"models"`
+	// Limits cap the client's own traffic. Zero: no limit.
+	Limits Limits `yaml:"limits"`
+}
+
+// ProviderType is the wire protocol a provider speaks.
+type ProviderType string
+
+// The provider types.
+const (
+	// TypeOpenAI is OpenAI's API and every host compatible with it (Azure
+	// OpenAI's /openai/v1, DeepSeek, Together, Groq, vLLM, Ollama, …).
+	TypeOpenAI ProviderType = "openai"
+	// TypeAnthropic is Anthropic's Messages API.
+	TypeAnthropic ProviderType = "anthropic"
+)
+
+// Provider is one upstream host and how to reach it.
+type Provider struct {
+	// Name is the provider's key in the providers map (filled in by Parse).
+	Name string `yaml:"-"`
+	// Type is the protocol: openai or anthropic. Default: the provider's
+	// name when that is "openai" or "anthropic"; required otherwise.
+	Type ProviderType `yaml:"type"`
+	// BaseURL is the API root. Default per type: openai
+	// https://api.openai.com/v1, anthropic https://api.anthropic.com.
+	BaseURL string `yaml:"base_url"`
+	// Keys are the API keys, used in rotation; a key the provider rejects
+	// (auth or quota) leaves the rotation. Empty: requests carry no key
+	// (local hosts such as Ollama).
+	Keys []Secret `yaml:"keys"`
+	// Headers are extra request headers (an organisation, an API version,
+	// Azure's api-key). Their values are treated as secrets.
+	Headers map[string]Secret `yaml:"headers"`
+	// Timeouts for calls to this provider; a target's alias may override
+	// each one. Unset fields come from defaults.timeouts.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Limits cap the traffic sent with each of the provider's keys (rate
+	// limits are counted per key by providers). Zero: no limit.
+	Limits Limits `yaml:"limits"`
+	// Overrides change how this provider's answers are classified.
+	Overrides Overrides `yaml:"overrides"`
+}
+
+// Timeouts bound one upstream call. A zero field means no bound; the built-in
+// defaults (see defaults.timeouts) keep every field bounded unless set to 0
+// explicitly.
+type Timeouts struct {
+	// Connect bounds dialling the provider, TCP and TLS. Default: 5s.
+	Connect time.Duration `yaml:"connect"`
+	// TTFB bounds the wait for the first byte of the answer; for a stream,
+	// for the first event that carries content. Default: 60s.
+	TTFB time.Duration `yaml:"ttfb"`
+	// Idle bounds the silence between two chunks of a stream. Default: 30s.
+	Idle time.Duration `yaml:"idle"`
+	// Total bounds one attempt from start to end. Default: 10m.
+	Total time.Duration `yaml:"total"`
+}
+
+// Limits cap request and token rates and concurrency. Zero fields mean no
+// limit.
+type Limits struct {
+	// RPM is requests per minute. 0: no limit.
+	RPM int `yaml:"rpm"`
+	// TPM is tokens per minute, estimated from the request and corrected
+	// from the answer's usage. 0: no limit.
+	TPM int `yaml:"tpm"`
+	// MaxInFlight is how many calls may run at once. 0: no limit.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxWait is the longest a request queues for the rate or concurrency
+	// limit before it fails over (or fails). 0: only the request's own
+	// deadline bounds the wait.
+	MaxWait time.Duration `yaml:"max_wait"`
+}
+
+// Overrides remap the verdict on a provider's answers. Kinds are outage,
+// throttle, capacity, auth, quota, client_error, canceled and success.
+type Overrides struct {
+	// Status maps an HTTP status to a kind, e.g. {429: outage} to let
+	// throttling trip the breaker.
+	Status map[int]aierr.Kind `yaml:"status"`
+	// Code maps a provider error code or type to a kind, e.g.
+	// {queue_full: outage}. A code override beats a status override.
+	Code map[string]aierr.Kind `yaml:"code"`
+}
+
+// Defaults are blocks that every alias inherits. An alias that sets a block
+// keeps the fields it names (even when zero) and takes the others from here.
+type Defaults struct {
+	// Breaker is the default circuit breaker of a target.
+	Breaker Breaker `yaml:"breaker"`
+	// Retry is the default retry policy on one target.
+	Retry Retry `yaml:"retry"`
+	// Timeouts are the default timeouts, also inherited by providers.
+	// Built in: connect 5s, ttfb 60s, idle 30s, total 10m.
+	Timeouts Timeouts `yaml:"timeouts"`
+}
+
+// Strategy picks the order in which an alias tries its targets.
+type Strategy string
+
+// The strategies.
+const (
+	// Fallback tries the targets in the order listed.
+	Fallback Strategy = "fallback"
+	// Weighted picks at random by weight among healthy targets.
+	Weighted Strategy = "weighted"
+	// LeastLatency prefers the target with the lowest recent latency.
+	LeastLatency Strategy = "least-latency"
+	// CheapestHealthy prefers the cheapest target whose breaker admits.
+	CheapestHealthy Strategy = "cheapest-healthy"
+)
+
+// FailoverOn names a client error that may still go to another target.
+type FailoverOn string
+
+// The client errors an alias may fail over on.
+const (
+	// FailoverContextLength: the prompt did not fit the model's context.
+	FailoverContextLength FailoverOn = "context_length"
+	// FailoverContentFilter: the provider's safety filter refused.
+	FailoverContentFilter FailoverOn = "content_filter"
+)
+
+// Model is an alias: a name clients ask for, and the targets behind it.
+type Model struct {
+	// Name is what clients put in "model". Required, unique.
+	Name string `yaml:"name"`
+	// Strategy orders the targets: fallback, weighted, least-latency or
+	// cheapest-healthy. Default: fallback.
+	Strategy Strategy `yaml:"strategy"`
+	// Targets are the upstream models behind the alias. At least one.
+	Targets []Target `yaml:"targets"`
+	// Breaker configures each target's circuit breaker. Unset fields come
+	// from defaults.breaker. The gateway keeps one breaker per
+	// (provider, model); when two aliases list the same one, the first
+	// alias in the file sets it.
+	Breaker Breaker `yaml:"breaker"`
+	// Retry configures retries on one target. Unset fields come from
+	// defaults.retry.
+	Retry Retry `yaml:"retry"`
+	// Timeouts override the provider's timeouts for this alias's targets.
+	// After Parse, unset fields hold defaults.timeouts; what applies to
+	// each target (alias, then provider, then defaults) is Target.Timeouts.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// FailoverOn lists the client errors that go to the next target instead
+	// of back to the caller: context_length, content_filter. Default: none.
+	FailoverOn []FailoverOn `yaml:"failover_on"`
+}
+
+// Target is one upstream model behind an alias.
+type Target struct {
+	// Provider is the name of a configured provider. Required.
+	Provider string `yaml:"provider"`
+	// Model is the provider's model name. Required.
+	Model string `yaml:"model"`
+	// Weight is the target's share under the weighted strategy. Default: 1.
+	Weight int `yaml:"weight"`
+	// Price is what the target costs, for cost accounting and the
+	// cheapest-healthy strategy.
+	Price Price `yaml:"price"`
+	// Keys, when set, are the API keys this target uses instead of the
+	// provider's (a subset, or others). Default: the provider's keys.
+	Keys []Secret `yaml:"keys"`
+
+	// Timeouts are the target's effective timeouts, computed by Parse: the
+	// alias's, then the provider's, then defaults.timeouts, field by field.
+	Timeouts Timeouts `yaml:"-"`
+}
+
+// Price is in US dollars per million tokens.
+type Price struct {
+	// Input is the price of prompt tokens. Default: 0 (free, or unknown).
+	Input float64 `yaml:"input"`
+	// Output is the price of completion tokens. Default: 0.
+	Output float64 `yaml:"output"`
+	// CachedInput is the price of prompt tokens read from the provider's
+	// prompt cache. Default: Input.
+	CachedInput float64 `yaml:"cached_input"`
+}
+
+// Breaker configures a circuit breaker; see breaker.Config for the full
+// semantics. Every trip rule is off when zero; with no rule set the breaker
+// trips after 5 consecutive failures. Rates are fractions in (0, 1].
+type Breaker struct {
+	// Window is a time-based sliding window, e.g. 10s. Default: none.
+	Window time.Duration `yaml:"window"`
+	// Buckets is how many buckets the time window has. Default: 10.
+	Buckets int `yaml:"buckets"`
+	// WindowCalls makes the window count-based: the last N calls. Not with
+	// Window. Default: none.
+	WindowCalls int `yaml:"window_calls"`
+	// MinCalls is how many calls the window needs before rates count.
+	// Default: 1.
+	MinCalls int `yaml:"min_calls"`
+	// FailureThreshold trips on this many failures in the window.
+	FailureThreshold int `yaml:"failure_threshold"`
+	// FailureRate trips when failures/calls in the window reach it.
+	FailureRate float64 `yaml:"failure_rate"`
+	// Consecutive trips after this many failures in a row.
+	Consecutive int `yaml:"consecutive"`
+	// SlowCall makes a call at least this long slow. Default: none.
+	SlowCall time.Duration `yaml:"slow_call"`
+	// SlowCallRate trips when slow calls/calls in the window reach it;
+	// needs SlowCall.
+	SlowCallRate float64 `yaml:"slow_call_rate"`
+	// Open is how long the breaker stays open before probing. Default: 30s.
+	Open time.Duration `yaml:"open"`
+	// OpenBackoff multiplies the open period on each failed probe round.
+	// Default: 1 (fixed).
+	OpenBackoff float64 `yaml:"open_backoff"`
+	// MaxOpen caps the grown open period. Default: 10 × Open.
+	MaxOpen time.Duration `yaml:"max_open"`
+	// OpenJitter spreads open periods by ± this fraction, in [0, 1).
+	// Default: 0.
+	OpenJitter float64 `yaml:"open_jitter"`
+	// Probes is how many calls a half-open breaker admits.
+	// Default: ProbeSuccesses, or 1.
+	Probes int `yaml:"probes"`
+	// ProbeSuccesses is how many probe successes close it. Default: Probes.
+	ProbeSuccesses int `yaml:"probe_successes"`
+	// HalfOpenMaxWait reopens a half-open breaker whose probes have not
+	// answered in this long. Default: 60s.
+	HalfOpenMaxWait time.Duration `yaml:"half_open_max_wait"`
+}
+
+// Retry configures retries on the same target; see retry.Policy. Failing
+// over to the next target is not a retry and is not bounded by it.
+type Retry struct {
+	// Attempts is the most calls to one target, the first included; 1: no
+	// retry. Default: 3.
+	Attempts int `yaml:"attempts"`
+	// Base is the backoff ceiling after the first failure. Default: 100ms.
+	Base time.Duration `yaml:"base"`
+	// Max caps the backoff. Default: 10s.
+	Max time.Duration `yaml:"max"`
+	// Multiplier grows the backoff after each failure; at least 1.
+	// Default: 2.
+	Multiplier float64 `yaml:"multiplier"`
+	// MaxWait is the longest Retry-After honoured on the same target; a
+	// longer one fails over at once. Default: 30s.
+	MaxWait time.Duration `yaml:"max_wait"`
+	// Budget caps retries at this fraction of recent requests, in (0, 1].
+	// Default: 0.2.
+	Budget float64 `yaml:"budget"`
+	// BudgetMinPerSecond lets this many retries per second through
+	// whatever the traffic. Default: 10.
+	BudgetMinPerSecond float64 `yaml:"budget_min_per_second"`
+}

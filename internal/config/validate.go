@@ -1,0 +1,359 @@
+package config
+
+import (
+	"cmp"
+	"net"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/limit"
+	"github.com/fuseboxhq/fusebox/retry"
+)
+
+// validate checks c, defaults filled, and reports every problem to r.
+func (c *Config) validate(r *report) {
+	c.checkListen(r)
+	c.checkState(r)
+	if len(c.Providers) == 0 {
+		r.field("providers", "no providers configured (want at least one)")
+	}
+	for _, name := range sortedKeys(c.Providers) {
+		c.checkProvider(r, name)
+	}
+	c.checkTimeouts(r, "defaults.timeouts", c.Defaults.Timeouts)
+	before := len(r.errs)
+	checkBreaker(r, "defaults.breaker", c.Defaults.Breaker)
+	checkRetry(r, "defaults.retry", c.Defaults.Retry)
+	defaultsOK := len(r.errs) == before
+	aliases := map[string]string{} // name → path
+	for i := range c.Models {
+		c.checkModel(r, i, aliases, defaultsOK)
+	}
+	clientNames, clientKeys := map[string]string{}, map[Secret]string{}
+	for i, cl := range c.Clients {
+		p := "clients[" + strconv.Itoa(i) + "]"
+		switch {
+		case cl.Name == "":
+			r.field(p+".name", "client has no name")
+		case clientNames[cl.Name] != "":
+			r.field(p+".name", "duplicate client "+strconv.Quote(cl.Name)+" (first "+r.place(clientNames[cl.Name])+")")
+		default:
+			clientNames[cl.Name] = p + ".name"
+		}
+		switch {
+		case cl.Key == "":
+			r.field(p+".key", "client has no key")
+		case clientKeys[cl.Key] != "":
+			r.field(p+".key", "same key as "+strings.TrimSuffix(clientKeys[cl.Key], ".key")+" ("+r.place(clientKeys[cl.Key])+")")
+		default:
+			clientKeys[cl.Key] = p + ".key"
+		}
+		if cl.Weight < 1 {
+			r.field(p+".weight", "must be at least 1")
+		}
+		for j, m := range cl.Models {
+			if msg := c.checkModelRef(m, aliases); msg != "" {
+				r.field(p+".models["+strconv.Itoa(j)+"]", msg)
+			}
+		}
+		checkLimits(r, p+".limits", cl.Limits)
+	}
+}
+
+// place says where a field is, "on line N", for "first …" messages.
+func (r *report) place(field string) string {
+	return "on line " + strconv.Itoa(r.lines.of(field))
+}
+
+func (c *Config) checkListen(r *report) {
+	host, port, err := net.SplitHostPort(c.Listen)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, " /") {
+		r.field("listen", "bad listen address "+strconv.Quote(c.Listen)+" (want host:port, e.g. 127.0.0.1:8080 or :8080)")
+	}
+}
+
+func (c *Config) checkState(r *report) {
+	if c.State == "memory" {
+		return
+	}
+	u, err := url.Parse(string(c.State))
+	ok := err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "" && u.Opaque == ""
+	if ok && u.Path != "" && u.Path != "/" {
+		_, derr := strconv.Atoi(strings.TrimPrefix(u.Path, "/"))
+		ok = derr == nil
+	}
+	if !ok {
+		r.field("state", "bad state "+strconv.Quote(c.State.String())+" (want memory, or redis://host:port/db, or rediss://… for TLS)")
+	}
+}
+
+func (c *Config) checkProvider(r *report, name string) {
+	p := c.Providers[name]
+	path := "providers." + name
+	switch {
+	case name == "":
+		r.field(path, "provider has an empty name")
+	case strings.ContainsAny(name, "/ "):
+		r.field(path, "provider name "+strconv.Quote(name)+" cannot contain \"/\" or spaces")
+	}
+	switch p.Type {
+	case TypeOpenAI, TypeAnthropic:
+	case "":
+		r.field(path+".type", "provider has no type (want anthropic or openai)")
+	default:
+		r.field(path+".type", "unknown provider type "+strconv.Quote(string(p.Type))+" (known: anthropic, openai)")
+	}
+	if p.BaseURL != "" || p.Type == TypeOpenAI || p.Type == TypeAnthropic {
+		checkURL(r, path+".base_url", p.BaseURL)
+	}
+	for i, k := range p.Keys {
+		if strings.TrimSpace(string(k)) == "" {
+			r.field(path+".keys["+strconv.Itoa(i)+"]", "empty key")
+		}
+	}
+	for _, h := range sortedKeys(p.Headers) {
+		if !validHeaderName(h) {
+			r.field(path+".headers."+h, "bad header name "+strconv.Quote(h))
+		}
+	}
+	c.checkTimeouts(r, path+".timeouts", p.Timeouts)
+	checkLimits(r, path+".limits", p.Limits)
+	for _, status := range sortedKeys(p.Overrides.Status) {
+		if status < 100 || status > 599 {
+			r.field(path+".overrides.status."+strconv.Itoa(status), "not an HTTP status (want 100 to 599)")
+		}
+	}
+}
+
+func checkURL(r *report, path, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.field(path, "bad URL "+strconv.Quote(redactURL(s))+" (want http://host/… or https://host/…)")
+	}
+}
+
+// validHeaderName reports whether s is an HTTP header field name (a token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkModel checks models[i]. aliases collects the alias names seen so far.
+func (c *Config) checkModel(r *report, i int, aliases map[string]string, defaultsOK bool) {
+	m := c.Models[i]
+	path := "models[" + strconv.Itoa(i) + "]"
+	switch {
+	case m.Name == "":
+		r.field(path+".name", "alias has no name")
+	case aliases[m.Name] != "":
+		r.field(path+".name", "duplicate alias "+strconv.Quote(m.Name)+" (first "+r.place(aliases[m.Name])+")")
+	default:
+		aliases[m.Name] = path + ".name"
+	}
+	if !slices.Contains(strategies, m.Strategy) {
+		r.field(path+".strategy", "unknown strategy "+strconv.Quote(string(m.Strategy))+" (known: fallback, weighted, least-latency, cheapest-healthy)")
+	}
+	if len(m.Targets) == 0 {
+		r.field(path+".targets", "alias "+strconv.Quote(m.Name)+" has no targets")
+	}
+	weights := 0
+	for j, t := range m.Targets {
+		c.checkTarget(r, path+".targets["+strconv.Itoa(j)+"]", t)
+		weights += max(t.Weight, 0)
+	}
+	if m.Strategy == Weighted && len(m.Targets) > 0 && weights == 0 {
+		r.field(path+".targets", "the weighted strategy needs a target with a weight above 0")
+	}
+	for j, f := range m.FailoverOn {
+		if f != FailoverContextLength && f != FailoverContentFilter {
+			r.field(path+".failover_on["+strconv.Itoa(j)+"]", "unknown failover condition "+strconv.Quote(string(f))+" (known: context_length, content_filter)")
+		}
+	}
+	if defaultsOK || r.lines.has(path+".breaker") {
+		checkBreaker(r, path+".breaker", m.Breaker)
+	}
+	if defaultsOK || r.lines.has(path+".retry") {
+		checkRetry(r, path+".retry", m.Retry)
+	}
+	c.checkTimeouts(r, path+".timeouts", m.Timeouts)
+}
+
+var strategies = []Strategy{Fallback, Weighted, LeastLatency, CheapestHealthy}
+
+func (c *Config) checkTarget(r *report, path string, t Target) {
+	switch _, ok := c.Providers[t.Provider]; {
+	case t.Provider == "":
+		r.field(path+".provider", "target has no provider")
+	case !ok:
+		r.field(path+".provider", "unknown provider "+strconv.Quote(t.Provider)+" (known: "+strings.Join(sortedKeys(c.Providers), ", ")+")")
+	}
+	if t.Model == "" {
+		r.field(path+".model", "target has no model")
+	}
+	if t.Weight < 0 {
+		r.field(path+".weight", "must not be negative")
+	}
+	negatives(r, path+".price", reflect.ValueOf(t.Price))
+	if r.lines.has(path + ".keys") {
+		for i, k := range t.Keys {
+			if strings.TrimSpace(string(k)) == "" {
+				r.field(path+".keys["+strconv.Itoa(i)+"]", "empty key")
+			}
+		}
+	}
+}
+
+// checkModelRef checks a client's allowed model: an alias, or
+// provider/model for a configured provider. It returns what is wrong.
+func (c *Config) checkModelRef(m string, aliases map[string]string) string {
+	if _, ok := aliases[m]; ok {
+		return ""
+	}
+	if prov, _, ok := strings.Cut(m, "/"); ok {
+		if _, known := c.Providers[prov]; known {
+			return ""
+		}
+		return "unknown provider " + strconv.Quote(prov) + " in " + strconv.Quote(m) + " (known: " + strings.Join(sortedKeys(c.Providers), ", ") + ")"
+	}
+	return "unknown model alias " + strconv.Quote(m) + " (known: " + strings.Join(sortedKeys(aliases), ", ") + "; or provider/model)"
+}
+
+func (c *Config) checkTimeouts(r *report, path string, t Timeouts) {
+	negatives(r, path, reflect.ValueOf(t))
+	own := r.lines.has(path+".ttfb") || r.lines.has(path+".total")
+	if own && t.Total > 0 && t.TTFB > t.Total {
+		r.field(path+".ttfb", "ttfb ("+t.TTFB.String()+") exceeds total ("+t.Total.String()+")")
+	}
+}
+
+func checkLimits(r *report, path string, l Limits) {
+	if negatives(r, path, reflect.ValueOf(l)) {
+		return
+	}
+	if _, err := limit.NewPacer(l.Pacer()); err != nil {
+		r.field(path, err.Error())
+	}
+	if _, err := limit.NewBulkhead(l.Bulkhead()); err != nil {
+		r.field(path, err.Error())
+	}
+}
+
+func checkRetry(r *report, path string, rt Retry) {
+	negatives(r, path, reflect.ValueOf(rt))
+	if rt.Multiplier != 0 && rt.Multiplier < 1 {
+		r.field(path+".multiplier", "must be at least 1 (or 0 for the default, 2)")
+	}
+	if rt.Base > 0 && rt.Max > 0 && rt.Max < rt.Base {
+		r.field(path+".max", "max ("+rt.Max.String()+") is below base ("+rt.Base.String()+")")
+	}
+	checkRate(r, path+".budget", rt.Budget)
+	if _, err := retry.NewBudget(rt.BudgetConfig()); err != nil {
+		r.field(path, err.Error())
+	}
+}
+
+func checkBreaker(r *report, path string, b Breaker) {
+	negatives(r, path, reflect.ValueOf(b))
+	checkRate(r, path+".failure_rate", b.FailureRate)
+	checkRate(r, path+".slow_call_rate", b.SlowCallRate)
+	_, err := breaker.New(b.Settings())
+	if err == nil {
+		return
+	}
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		field, msg := translateBreakerError(line)
+		if field == "" {
+			r.field(path, msg)
+		} else {
+			r.field(path+"."+field, msg)
+		}
+	}
+}
+
+// breakerError matches one line of breaker.New's error:
+// breaker "name": Field = value: why.
+var breakerError = regexp.MustCompile(`^breaker ".*?": (\w+) = .*?: (.*)$`)
+
+var goFieldName = regexp.MustCompile(`\b[A-Z][A-Za-z]+\b`)
+
+// translateBreakerError turns a line of breaker.New's error into a field of
+// Breaker and a message in the file's own names.
+func translateBreakerError(line string) (field, msg string) {
+	sub := breakerError.FindStringSubmatch(line)
+	if sub == nil {
+		return "", line
+	}
+	msg = goFieldName.ReplaceAllStringFunc(sub[2], func(s string) string {
+		if name, ok := breakerFields[s]; ok {
+			return name
+		}
+		return s
+	})
+	return breakerFields[sub[1]], msg
+}
+
+// checkRate checks that a fraction, when set, is in (0, 1]. A value not set
+// at path was inherited and is checked where it was set.
+func checkRate(r *report, path string, v float64) {
+	if r.lines.has(path) && v != 0 && !(v > 0 && v <= 1) {
+		r.field(path, "must be a fraction in (0, 1], got "+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+}
+
+// negatives reports each negative number or duration among the fields of
+// the flat block v that are set under path (an inherited value is checked
+// where it was set), and whether there was one.
+func negatives(r *report, path string, v reflect.Value) bool {
+	found := false
+	for i := range v.NumField() {
+		f, name := v.Field(i), yamlName(v.Type().Field(i))
+		neg := false
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			neg = f.Int() < 0
+		case reflect.Float64:
+			neg = f.Float() < 0
+		}
+		if neg && name != "" && r.lines.has(path+"."+name) {
+			found = true
+			r.field(path+"."+name, "must not be negative, got "+formatValue(f))
+		}
+	}
+	return found
+}
+
+// formatValue writes a number or duration as the file would.
+func formatValue(v reflect.Value) string {
+	if v.Type() == durationType {
+		return time.Duration(v.Int()).String()
+	}
+	if v.Kind() == reflect.Float64 {
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	}
+	return strconv.FormatInt(v.Int(), 10)
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,173 @@
+package sse
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fixtureNames(t testing.TB) []string {
+	t.Helper()
+	names, err := filepath.Glob("testdata/*.sse")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	return names
+}
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHasContentFixtures replays real provider streams. want has one
+// letter per event: C for content (commits the stream), . for none, D for
+// data: [DONE] (no content).
+func TestHasContentFixtures(t *testing.T) {
+	want := map[string]string{
+		"openai_chat.sse":            ".CCCC.D",
+		"openai_tool_calls.sse":      "CCCCD",
+		"openai_refusal.sse":         ".CCCD",
+		"openai_midstream_error.sse": "..",
+		"azure_chat.sse":             "..CCC.D",
+		"deepseek_reasoner.sse":      ".CCCCD",
+		"deepseek_chat.sse":          ".CCD",
+		"vllm_chat.sse":              ".CCC.D",
+		"vllm_reasoning.sse":         ".CCCD",
+		"vllm_error.sse":             "..D",
+		"openrouter_chat.sse":        ".CC.D",
+		"openrouter_reasoning.sse":   ".CCCD",
+		"openrouter_error.sse":       "..",
+		"anthropic_text.sse":         "...CC.C.",
+		"anthropic_tool_use.sse":     ".C.CC.C.",
+		"anthropic_thinking.sse":     "..CC..C.C.",
+		"anthropic_overloaded.sse":   "...",
+	}
+	for _, path := range fixtureNames(t) {
+		name := filepath.Base(path)
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s: no expectation", name)
+			continue
+		}
+		r := NewReader(bytes.NewReader(readFixture(t, path)), Options{})
+		var got strings.Builder
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				break
+			}
+			c := HasContent(ev)
+			if c != decodeContent(ev.Name, ev.Data) {
+				t.Errorf("%s event %d: scanner and encoding/json disagree", name, got.Len())
+			}
+			switch {
+			case IsDone(ev):
+				got.WriteByte('D')
+				if c {
+					t.Errorf("%s: [DONE] has content", name)
+				}
+			case c:
+				got.WriteByte('C')
+			default:
+				got.WriteByte('.')
+			}
+		}
+		if got.String() != w {
+			t.Errorf("%s: got %s, want %s", name, got.String(), w)
+		}
+	}
+}
+
+func TestHasContentRules(t *testing.T) {
+	tests := []struct {
+		name, event, data string
+		want              bool
+	}{
+		// OpenAI-style chunks.
+		{"role only", "", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, false},
+		{"content null", "", `{"choices":[{"delta":{"content":null,"refusal":null}}]}`, false},
+		{"content", "", `{"choices":[{"delta":{"content":"a"}}]}`, true},
+		{"content escaped", "", `{"choices":[{"delta":{"content":"\n"}}]}`, true},
+		{"content parts", "", `{"choices":[{"delta":{"content":[{"type":"text","text":"a"}]}}]}`, true},
+		{"content empty parts", "", `{"choices":[{"delta":{"content":[ ]}}]}`, false},
+		{"content number", "", `{"choices":[{"delta":{"content":1}}]}`, false},
+		{"refusal", "", `{"choices":[{"delta":{"refusal":"no"}}]}`, true},
+		{"refusal empty", "", `{"choices":[{"delta":{"refusal":""}}]}`, false},
+		{"reasoning_content", "", `{"choices":[{"delta":{"reasoning_content":"hm"}}]}`, true},
+		{"reasoning", "", `{"choices":[{"delta":{"reasoning":"hm"}}]}`, true},
+		{"reasoning_details", "", `{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.encrypted"}]}}]}`, true},
+		{"tool_calls", "", `{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`, true},
+		{"tool_calls empty", "", `{"choices":[{"delta":{"tool_calls":[]}}]}`, false},
+		{"function_call", "", `{"choices":[{"delta":{"function_call":{"name":"f"}}}]}`, true},
+		{"audio", "", `{"choices":[{"delta":{"audio":{"id":"a","transcript":"hi"}}}]}`, true},
+		{"finish stop", "", `{"choices":[{"delta":{},"finish_reason":"stop"}]}`, true},
+		{"finish length", "", `{"choices":[{"delta":{},"finish_reason":"length"}]}`, true},
+		{"finish content_filter", "", `{"choices":[{"delta":{},"finish_reason":"content_filter"}]}`, true},
+		{"finish error", "", `{"choices":[{"delta":{"content":""},"finish_reason":"error"}]}`, false},
+		{"finish empty", "", `{"choices":[{"delta":{},"finish_reason":""}]}`, false},
+		{"completions text", "", `{"object":"text_completion","choices":[{"text":"hi","index":0}]}`, true},
+		{"second choice", "", `{"choices":[{"delta":{}},{"delta":{"content":"b"}}]}`, true},
+		{"choice not object", "", `{"choices":[1,"x",null,{"delta":{"content":"b"}}]}`, true},
+		{"choices null", "", `{"choices":null,"type":"content_block_delta"}`, false},
+		{"empty choices", "", `{"choices":[],"usage":{"prompt_tokens":1}}`, false},
+		{"error member", "", `{"error":{"message":"boom"},"choices":[{"delta":{"content":"a"}}]}`, false},
+		{"error null", "", `{"error":null,"choices":[{"delta":{"content":"a"}}]}`, true},
+		{"last duplicate wins", "", `{"choices":[{"delta":{"content":"a","content":""}}]}`, false},
+		{"escaped key", "", `{"choices":[{"delta":{"con\u0074ent":"a"}}]}`, true},
+		{"escaped finish", "", `{"choices":[{"finish_reason":"\u0065rror"}]}`, false},
+		{"keys are exact", "", `{"choices":[{"delta":{"Content":"a"}}]}`, false},
+		{"white space", "", " \n{ \"choices\" : [ { \"delta\" : { \"content\" : \"a\" } } ] }\r\n", true},
+		// Not JSON objects.
+		{"done", "", `[DONE]`, false},
+		{"empty", "", ``, false},
+		{"array", "", `[{"choices":[{"delta":{"content":"a"}}]}]`, false},
+		{"invalid", "", `{"choices":[{"delta":{"content":"a"}}]`, false},
+		{"trailing", "", `{"choices":[{"delta":{"content":"a"}}]} x`, false},
+		{"invalid elsewhere", "", `{"choices":[{"delta":{"content":"a"}}],"x":01}`, false},
+		{"control char", "", "{\"choices\":[{\"delta\":{\"content\":\"a\x01\"}}]}", false},
+		{"deep", "", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"type":"content_block_delta"}`, true},
+		// Anthropic events.
+		{"message_start", "message_start", `{"type":"message_start","message":{"content":[]}}`, false},
+		{"ping", "ping", `{"type": "ping"}`, false},
+		{"text start empty", "content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, false},
+		{"text start", "content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Hi"}}`, true},
+		{"thinking start", "content_block_start", `{"type":"content_block_start","content_block":{"type":"thinking","thinking":"","signature":""}}`, false},
+		{"tool_use start", "content_block_start", `{"type":"content_block_start","content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`, true},
+		{"redacted thinking start", "content_block_start", `{"type":"content_block_start","content_block":{"type":"redacted_thinking","data":"x"}}`, true},
+		{"block without type", "content_block_start", `{"type":"content_block_start","content_block":{}}`, false},
+		{"delta", "content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`, true},
+		{"delta by type", "", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`, true},
+		{"block stop", "content_block_stop", `{"type":"content_block_stop","index":0}`, false},
+		{"message_delta", "message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`, true},
+		{"message_delta null", "message_delta", `{"type":"message_delta","delta":{"stop_reason":null},"usage":{}}`, false},
+		{"message_stop", "message_stop", `{"type":"message_stop"}`, false},
+		{"error event", "error", `{"type":"error","error":{"type":"overloaded_error"}}`, false},
+		{"error event with content shape", "error", `{"choices":[{"delta":{"content":"a"}}]}`, false},
+		{"name beats type", "ping", `{"type":"content_block_delta"}`, false},
+		{"unknown", "", `{"type":"something_new","text":"a"}`, false},
+	}
+	for _, tt := range tests {
+		ev := Event{Name: tt.event, Data: []byte(tt.data)}
+		if got := HasContent(ev); got != tt.want {
+			t.Errorf("%s: HasContent = %v, want %v", tt.name, got, tt.want)
+		}
+		if got := decodeContent(tt.event, []byte(tt.data)); got != tt.want {
+			t.Errorf("%s: decodeContent = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestIsDone(t *testing.T) {
+	for data, want := range map[string]bool{"[DONE]": true, "[DONE] ": false, "": false, `{"done":true}`: false} {
+		if got := IsDone(Event{Data: []byte(data)}); got != want {
+			t.Errorf("IsDone(%q) = %v", data, got)
+		}
+	}
+}
