@@ -1,0 +1,107 @@
+// Package openai is the adapter for OpenAI-compatible hosts: OpenAI, Azure
+// OpenAI's /openai/v1 endpoint, DeepSeek, Together, Groq, vLLM, Ollama,
+// OpenRouter and other gateways that speak the same API.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/router"
+)
+
+// Config is one OpenAI-compatible provider.
+type Config struct {
+	// BaseURL is the API root, such as https://api.openai.com/v1.
+	BaseURL string
+	// Header is sent with every request (organisation, project, beta
+	// flags).
+	Header http.Header
+	// Auth says how the key is sent: "bearer" (default) or "api-key"
+	// (Azure OpenAI).
+	Auth string
+	// Connect bounds dialing and the TLS handshake. 0: 10 s.
+	Connect time.Duration
+	// Transport sends the requests. nil: a transport of its own, tuned for
+	// many long-lived connections to one host.
+	Transport http.RoundTripper
+}
+
+// Upstream sends calls to an OpenAI-compatible host. It is safe for
+// concurrent use.
+type Upstream struct {
+	base   string
+	header http.Header
+	auth   string
+	rt     http.RoundTripper
+}
+
+var _ router.Upstream = (*Upstream)(nil)
+
+// New returns an Upstream, or an error if BaseURL is not an http(s) URL.
+func New(c Config) (*Upstream, error) {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q: want an absolute http or https URL", c.BaseURL)
+	}
+	rt := c.Transport
+	if rt == nil {
+		connect := c.Connect
+		if connect == 0 {
+			connect = 10 * time.Second
+		}
+		rt = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   connect,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt}, nil
+}
+
+// Send posts the call's body to the operation's path.
+func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.base+c.Path, bytes.NewReader(c.Body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	for k, v := range u.header {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/json")
+	if c.Stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	if c.Key != "" {
+		if u.auth == "api-key" {
+			h.Set("Api-Key", c.Key)
+		} else {
+			h.Set("Authorization", "Bearer "+c.Key)
+		}
+	}
+	if c.IdempotencyKey != "" {
+		h.Set("Idempotency-Key", c.IdempotencyKey)
+	}
+	return u.rt.RoundTrip(req)
+}
+
+// CloseIdle closes idle connections, for shutdown and tests.
+func (u *Upstream) CloseIdle() {
+	if t, ok := u.rt.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}

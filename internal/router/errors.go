@@ -1,0 +1,39 @@
+package router
+
+import (
+	"strings"
+	"time"
+)
+
+// Skip is one target passed over or failed, and why, for the caller's 503
+// and response headers.
+type Skip struct {
+	Target string
+	// Reason is a short phrase: "breaker open", "rate limited", "503
+	// server_error", "no usable key".
+	Reason string
+}
+
+// NoTargetError is what a walk ends with when no target could answer. The
+// gateway answers 503 with it, and Retry-After set to RetryAfter.
+type NoTargetError struct {
+	Alias string
+	Skips []Skip
+	// RetryAfter is the soonest a skipped target may take a request again
+	// (a breaker's next probe, a key's return); 0 if not known.
+	RetryAfter time.Duration
+}
+
+func (e *NoTargetError) Error() string {
+	var b strings.Builder
+	b.WriteString("no target of model " + e.Alias + " could answer")
+	for i, s := range e.Skips {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(s.Target + " " + s.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,290 @@
+package router
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/limit"
+	"github.com/fuseboxhq/fusebox/retry"
+)
+
+// Spec is everything a Router is built from; the gateway makes it from the
+// configuration.
+type Spec struct {
+	Providers []ProviderSpec
+	Aliases   []AliasSpec
+	// Direct is the alias settings for a request naming "provider/model"
+	// directly (its Name and Targets are ignored).
+	Direct AliasSpec
+	// AuthCooldown is how long a key refused with Auth or Quota stays out.
+	// 0: 5 minutes.
+	AuthCooldown time.Duration
+	Clock        clock.Clock
+	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
+	// math/rand/v2.
+	Rand func() float64
+}
+
+// ProviderSpec is one upstream and its keys.
+type ProviderSpec struct {
+	Name     string
+	Upstream Upstream
+	// Keys rotate; none means one empty key (a host with no auth).
+	Keys       []string
+	Limits     Limits
+	Classifier *aierr.Classifier
+}
+
+// Limits pace each target of a provider. Zero fields are "no limit".
+type Limits struct {
+	RequestsPerMinute, TokensPerMinute float64
+	MaxInFlight                        int
+	// MaxWait bounds a wait for a limit; past it the target is skipped.
+	// 0: 1 s.
+	MaxWait time.Duration
+}
+
+// AliasSpec is one model alias.
+type AliasSpec struct {
+	Name     string
+	Strategy Strategy
+	Targets  []TargetSpec
+	// Breaker is the settings of each target's breaker (the first alias to
+	// list a target sets them).
+	Breaker breaker.Config
+	Retry   retry.Policy
+	Budget  retry.BudgetConfig
+	// ThrottleWait is the longest throttle the walk waits out when another
+	// target could answer. 0: 1 s.
+	ThrottleWait time.Duration
+	// FailoverOn lists client-error sub-kinds that go to the next target.
+	FailoverOn []aierr.SubKind
+	// TTFB and Idle are the stream budgets the gateway enforces; Total
+	// bounds the whole request. 0: none.
+	TTFB, Idle, Total time.Duration
+}
+
+// TargetSpec is one rung of an alias's ladder.
+type TargetSpec struct {
+	Provider, Model string
+	Weight          float64
+	Price           Price
+}
+
+// Router routes requests. It is safe for concurrent use.
+type Router struct {
+	clk          clock.Clock
+	sw           clock.Stopwatch
+	rand         func() float64
+	authCooldown time.Duration
+	providers    map[string]*provider
+	direct       AliasSpec
+
+	// mu guards targets and aliases, which grow when a request names a
+	// provider/model directly.
+	mu      sync.RWMutex
+	targets map[string]*Target
+	aliases map[string]*Alias
+}
+
+// Alias is a model name clients use, with its ladder of targets.
+type Alias struct {
+	Name     string
+	Strategy Strategy
+	Targets  []*Target
+	weights  []float64
+	prices   []Price
+	spec     AliasSpec
+	budget   *retry.Budget
+	// Direct is true for an alias made for a "provider/model" request.
+	Direct bool
+}
+
+// Price returns the price of the alias's i-th target.
+func (a *Alias) Price(t *Target) Price {
+	for i, x := range a.Targets {
+		if x == t {
+			return a.prices[i]
+		}
+	}
+	return Price{}
+}
+
+// Budgets returns the alias's TTFB, idle and total budgets.
+func (a *Alias) Budgets() (ttfb, idle, total time.Duration) {
+	return a.spec.TTFB, a.spec.Idle, a.spec.Total
+}
+
+// New builds a Router. It fails on an alias naming an unknown provider or on
+// settings the library packages refuse.
+func New(s Spec) (*Router, error) {
+	r := &Router{
+		clk:          clock.Or(s.Clock),
+		sw:           clock.NewStopwatch(s.Clock),
+		rand:         s.Rand,
+		authCooldown: s.AuthCooldown,
+		providers:    map[string]*provider{},
+		direct:       s.Direct,
+		targets:      map[string]*Target{},
+		aliases:      map[string]*Alias{},
+	}
+	if r.rand == nil {
+		r.rand = rand.Float64
+	}
+	if r.authCooldown == 0 {
+		r.authCooldown = 5 * time.Minute
+	}
+	for _, p := range s.Providers {
+		keys := p.Keys
+		if len(keys) == 0 {
+			keys = []string{""}
+		}
+		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits}
+		if pr.classifier == nil {
+			pr.classifier = &aierr.Classifier{}
+		}
+		for i, k := range keys {
+			pr.keys = append(pr.keys, &Key{secret: k, ID: fmt.Sprintf("%s#%d", p.Name, i)})
+		}
+		r.providers[p.Name] = pr
+	}
+	for _, as := range s.Aliases {
+		if _, err := r.addAlias(as, false); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
+	budget, err := retry.NewBudget(withClock(as.Budget, r.clk))
+	if err != nil {
+		return nil, fmt.Errorf("router: alias %q: %w", as.Name, err)
+	}
+	if as.Retry.Clock == nil {
+		as.Retry.Clock = r.clk
+	}
+	a := &Alias{Name: as.Name, Strategy: as.Strategy, spec: as, budget: budget, Direct: direct}
+	for _, ts := range as.Targets {
+		t, err := r.target(ts.Provider, ts.Model, as.Breaker)
+		if err != nil {
+			return nil, fmt.Errorf("router: alias %q: %w", as.Name, err)
+		}
+		a.Targets = append(a.Targets, t)
+		a.weights = append(a.weights, ts.Weight)
+		a.prices = append(a.prices, ts.Price)
+	}
+	r.aliases[as.Name] = a
+	return a, nil
+}
+
+func withClock(b retry.BudgetConfig, c clock.Clock) retry.BudgetConfig {
+	if b.Clock == nil {
+		b.Clock = c
+	}
+	return b
+}
+
+// target returns the (provider, model) target, made on first use.
+func (r *Router) target(prov, model string, bc breaker.Config) (*Target, error) {
+	name := prov + "/" + model
+	if t, ok := r.targets[name]; ok {
+		return t, nil
+	}
+	p, ok := r.providers[prov]
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", prov)
+	}
+	bc.Name = name
+	if bc.Clock == nil {
+		bc.Clock = r.clk
+	}
+	br, err := breaker.New(bc)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br}
+	l := p.limits
+	if l.MaxWait == 0 {
+		l.MaxWait = time.Second
+	}
+	if l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 {
+		if t.pacer, err = limit.NewPacer(limit.PacerSettings{
+			Limits:  limit.Limits{RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute},
+			MaxWait: l.MaxWait, Clock: r.clk,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if l.MaxInFlight > 0 {
+		if t.bulk, err = limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: l.MaxInFlight, MaxWait: l.MaxWait, Clock: r.clk}); err != nil {
+			return nil, err
+		}
+	}
+	r.targets[name] = t
+	return t, nil
+}
+
+// Lookup returns the alias for a request's "model": a configured alias, or
+// for "provider/model" an alias made on first use that goes to that
+// provider directly, still behind its breaker.
+func (r *Router) Lookup(model string) (*Alias, bool) {
+	r.mu.RLock()
+	a, ok := r.aliases[model]
+	r.mu.RUnlock()
+	if ok {
+		return a, true
+	}
+	prov, m, found := strings.Cut(model, "/")
+	if !found || m == "" {
+		return nil, false
+	}
+	if _, ok := r.providers[prov]; !ok {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.aliases[model]; ok {
+		return a, true
+	}
+	spec := r.direct
+	spec.Name = model
+	spec.Targets = []TargetSpec{{Provider: prov, Model: m}}
+	a, err := r.addAlias(spec, true)
+	return a, err == nil
+}
+
+// Aliases returns the configured aliases (not the direct ones), by name.
+func (r *Router) Aliases() []*Alias {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*Alias
+	for _, a := range r.aliases {
+		if !a.Direct {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Targets returns every target, by name.
+func (r *Router) Targets() []*Target {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Target, 0, len(r.targets))
+	for _, t := range r.targets {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (r *Router) now() int64 { return int64(r.sw.Elapsed()) }

@@ -1,0 +1,97 @@
+package router
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/limit"
+)
+
+// Price is what a target costs, in USD per million tokens.
+type Price struct {
+	Input, Output, CachedInput float64
+}
+
+// Cost returns the USD cost of a call's usage.
+func (p Price) Cost(input, cachedInput, output int) float64 {
+	return (float64(input-cachedInput)*p.Input + float64(cachedInput)*p.CachedInput + float64(output)*p.Output) / 1e6
+}
+
+// Target is one (provider, model) that aliases route to. Its breaker,
+// limits and health are shared by every alias that lists it.
+type Target struct {
+	// Name is "provider/model".
+	Name     string
+	Provider string
+	Model    string
+
+	prov    *provider
+	breaker *breaker.Breaker
+	pacer   *limit.Pacer    // nil: no rate limit
+	bulk    *limit.Bulkhead // nil: no concurrency limit
+	health  health
+}
+
+// Breaker returns the target's breaker.
+func (t *Target) Breaker() *breaker.Breaker { return t.breaker }
+
+// Health returns the target's recent figures.
+func (t *Target) Health() Health { return t.health.snapshot() }
+
+// ObserveTTFB records the time to a streamed answer's first content.
+func (t *Target) ObserveTTFB(d time.Duration) { t.health.observeTTFB(d) }
+
+// provider is an upstream with its keys.
+type provider struct {
+	name       string
+	up         Upstream
+	keys       []*Key
+	next       atomic.Uint32
+	classifier *aierr.Classifier
+	limits     Limits
+}
+
+// Key is one API key of a provider. A throttle or an auth refusal on a key
+// takes only that key out of rotation, for the provider's wait or the auth
+// cooldown.
+type Key struct {
+	secret string
+	// ID names the key in logs and the admin API without revealing it:
+	// "provider#index".
+	ID string
+	// disabledUntil and throttledUntil are ns on the router's stopwatch;
+	// 0: not set. disabledUntil < 0: disabled until enabled by hand.
+	disabledUntil  atomic.Int64
+	throttledUntil atomic.Int64
+}
+
+// usable reports whether the key may be used at now, and if not, when it may.
+func (k *Key) usable(now int64) (bool, int64) {
+	d, th := k.disabledUntil.Load(), k.throttledUntil.Load()
+	if d < 0 {
+		return false, 0
+	}
+	until := max(d, th)
+	return until <= now, until
+}
+
+// pickKey returns the next usable key in rotation, or nil and the soonest
+// time one comes back (0 if never by itself).
+func (p *provider) pickKey(now int64) (*Key, int64) {
+	n := uint32(len(p.keys))
+	start := p.next.Add(1)
+	soonest := int64(0)
+	for i := range n {
+		k := p.keys[(start+i)%n]
+		ok, until := k.usable(now)
+		if ok {
+			return k, 0
+		}
+		if until > 0 && (soonest == 0 || until < soonest) {
+			soonest = until
+		}
+	}
+	return nil, soonest
+}
