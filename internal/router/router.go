@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -76,6 +77,8 @@ type TargetSpec struct {
 	Provider, Model string
 	Weight          float64
 	Price           Price
+	// TTFB and Idle are this rung's stream budgets; 0: the alias's.
+	TTFB, Idle time.Duration
 }
 
 // Router routes requests. It is safe for concurrent use.
@@ -101,6 +104,7 @@ type Alias struct {
 	Targets  []*Target
 	weights  []float64
 	prices   []Price
+	budgets  [][2]time.Duration // TTFB and idle per target
 	spec     AliasSpec
 	budget   *retry.Budget
 	// Direct is true for an alias made for a "provider/model" request.
@@ -117,10 +121,19 @@ func (a *Alias) Price(t *Target) Price {
 	return Price{}
 }
 
-// Budgets returns the alias's TTFB, idle and total budgets.
-func (a *Alias) Budgets() (ttfb, idle, total time.Duration) {
-	return a.spec.TTFB, a.spec.Idle, a.spec.Total
+// StreamBudgets returns the time-to-first-content and idle budgets of a
+// stream from t; 0 means none.
+func (a *Alias) StreamBudgets(t *Target) (ttfb, idle time.Duration) {
+	for i, x := range a.Targets {
+		if x == t {
+			return a.budgets[i][0], a.budgets[i][1]
+		}
+	}
+	return a.spec.TTFB, a.spec.Idle
 }
+
+// Total returns the alias's bound on a whole request; 0 means none.
+func (a *Alias) Total() time.Duration { return a.spec.Total }
 
 // New builds a Router. It fails on an alias naming an unknown provider or on
 // settings the library packages refuse.
@@ -180,6 +193,7 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 		a.Targets = append(a.Targets, t)
 		a.weights = append(a.weights, ts.Weight)
 		a.prices = append(a.prices, ts.Price)
+		a.budgets = append(a.budgets, [2]time.Duration{cmp.Or(ts.TTFB, as.TTFB), cmp.Or(ts.Idle, as.Idle)})
 	}
 	r.aliases[as.Name] = a
 	return a, nil

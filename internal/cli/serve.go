@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/gateway"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	config    string
+	allowOpen bool
+	drain     time.Duration
+}
+
+func serveCommand() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gateway",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), o, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVarP(&o.config, "config", "c", "fusebox.yaml", "configuration file")
+	cmd.Flags().BoolVar(&o.allowOpen, "allow-open", false, "listen beyond loopback even though no client keys are configured")
+	cmd.Flags().DurationVar(&o.drain, "drain", 30*time.Second, "on shutdown, how long to let requests and streams in flight finish")
+	return cmd
+}
+
+func runServe(ctx context.Context, o serveOptions, logOut io.Writer) error {
+	cfg, err := config.Load(o.config)
+	if err != nil {
+		var list config.Errors
+		if errors.As(err, &list) {
+			for _, e := range list {
+				fmt.Fprintln(logOut, e.Error())
+			}
+			return fmt.Errorf("%s: %d problem(s); nothing started", o.config, len(list))
+		}
+		return err
+	}
+	if len(cfg.Clients) == 0 && !o.allowOpen && !loopback(cfg.Listen) {
+		return fmt.Errorf("listen %s: no client keys are configured, so the gateway would be open to anyone who can reach it; "+
+			"listen on a loopback address, add clients, or pass --allow-open", cfg.Listen)
+	}
+	log := slog.New(slog.NewJSONHandler(logOut, nil))
+	srv, err := gateway.New(gateway.Options{Config: cfg, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("fusebox listening", "addr", ln.Addr().String(), "models", len(cfg.Models), "providers", len(cfg.Providers))
+	return srv.ListenAndServe(ctx, ln, o.drain)
+}
+
+// loopback reports whether a listen address is on the loopback interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/spf13/cobra"
+)
+
+func validateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a configuration file and say exactly what is wrong",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(args[0], cmd.OutOrStdout())
+		},
+	}
+}
+
+// errInvalid is returned after the problems have been printed.
+var errInvalid = errors.New("the configuration is not valid")
+
+func runValidate(path string, out io.Writer) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		var list config.Errors
+		if errors.As(err, &list) {
+			for _, e := range list {
+				fmt.Fprintln(out, e.Error())
+			}
+			return fmt.Errorf("%w: %d problem(s)", errInvalid, len(list))
+		}
+		return err
+	}
+	fmt.Fprintf(out, "%s: ok (%d providers, %d models)\n", path, len(cfg.Providers), len(cfg.Models))
+	return nil
+}

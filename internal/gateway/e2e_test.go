@@ -1,0 +1,367 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+func TestServesThroughTheLadder(t *testing.T) {
+	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	var resp *http.Response
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"), option.WithResponseInto(&resp))
+	if err != nil || text(got) != "hello from primary" {
+		t.Fatalf("%q, %v", text(got), err)
+	}
+	if resp.Header.Get("X-Fusebox-Target") != "primary/gpt-4.1" || resp.Header.Get("X-Fusebox-Attempts") != "1" ||
+		resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("X-Fusebox-Overhead") == "" {
+		t.Fatalf("headers %v", resp.Header)
+	}
+	if auth := p.header(0).Get("Authorization"); auth != "Bearer pk1" && auth != "Bearer pk2" {
+		t.Fatalf("upstream saw Authorization %q; want one of the provider's keys", auth)
+	}
+}
+
+// A 503 storm: the breaker opens, traffic moves to the next target, a probe
+// finds the primary recovered and traffic returns.
+func TestOutageStormFailsOverAndRecovers(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, clk, twoTargets, p, s)
+	c := newClient(gw.URL)
+	for i := range 10 {
+		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+		if err != nil || text(got) != "hello from secondary" {
+			t.Fatalf("request %d: %q, %v", i, text(got), err)
+		}
+	}
+	if p.calls() != 3 {
+		t.Fatalf("primary got %d calls; want 3 before its breaker opened", p.calls())
+	}
+	if st := srv.Router().Targets()[0].Breaker().State(); st != breaker.StateOpen {
+		t.Fatalf("primary breaker %v", st)
+	}
+	p.set(chatOK("primary"))
+	clk.Advance(10 * time.Second)
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	if err != nil || text(got) != "hello from primary" {
+		t.Fatalf("after recovery: %q, %v", text(got), err)
+	}
+}
+
+// A 429 with Retry-After rests the key and spills to the other key, then
+// the secondary; the breaker stays closed.
+func TestThrottleKeepsBreakerClosed(t *testing.T) {
+	p, s := newUpstream(t, status(429, "rate_limit_exceeded", "Retry-After", "30")), newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	for range 5 {
+		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+		if err != nil || text(got) != "hello from secondary" {
+			t.Fatalf("%q, %v", text(got), err)
+		}
+	}
+	if p.calls() != 2 {
+		t.Fatalf("primary got %d calls; want one per key, then both rest 30 s", p.calls())
+	}
+	if st := srv.Router().Targets()[0].Breaker().Snapshot(); st.State != breaker.StateClosed || st.Totals.Failed != 0 {
+		t.Fatalf("throttle reached the breaker: %+v", st)
+	}
+}
+
+// A 401 on one key takes that key out of rotation; the other key serves.
+func TestAuthFailureOnOneKey(t *testing.T) {
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.Header.Get("Authorization") == "Bearer pk1" {
+			status(401, "invalid_api_key")(w, r, n)
+			return
+		}
+		chatOK("primary")(w, r, n)
+	})
+	s := newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	for range 6 {
+		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+		if err != nil || text(got) != "hello from primary" {
+			t.Fatalf("%q, %v", text(got), err)
+		}
+	}
+	bad := 0
+	for i := range p.calls() {
+		if p.header(i).Get("Authorization") == "Bearer pk1" {
+			bad++
+		}
+	}
+	if bad != 1 || s.calls() != 0 {
+		t.Fatalf("revoked key used %d times, secondary called %d times", bad, s.calls())
+	}
+}
+
+// A 400 is the caller's: returned as it is, no failover.
+func TestClientErrorPassesThrough(t *testing.T) {
+	p, s := newUpstream(t, status(400, "invalid_request_error")), newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	_, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Message != "upstream says 400" {
+		t.Fatalf("err = %v", err)
+	}
+	if s.calls() != 0 {
+		t.Fatal("a 400 failed over")
+	}
+}
+
+// Every target down: 503 naming each target and why, with Retry-After.
+func TestAllDownAnswers503(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, status(502, "server_error"))
+	_, gw := gateway(t, clk, twoTargets, p, s)
+	c := newClient(gw.URL)
+	var last error
+	for range 4 {
+		_, last = c.Chat.Completions.New(t.Context(), params("smart"))
+	}
+	var apiErr *openai.Error
+	if !errors.As(last, &apiErr) || apiErr.StatusCode != 503 {
+		t.Fatalf("err = %v", last)
+	}
+	if !strings.Contains(apiErr.Message, "primary/gpt-4.1 (breaker open)") || !strings.Contains(apiErr.Message, "secondary/deepseek-chat (breaker open)") {
+		t.Fatalf("message %q", apiErr.Message)
+	}
+	if ra := apiErr.Response.Header.Get("Retry-After"); ra != "10" {
+		t.Fatalf("Retry-After %q; want 10", ra)
+	}
+}
+
+func TestStreamPassesThrough(t *testing.T) {
+	p, s := newUpstream(t, streamOf([]string{"Hel", "lo", "!"}, nil)), newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	st := c.Chat.Completions.NewStreaming(t.Context(), params("smart"))
+	var b strings.Builder
+	for st.Next() {
+		if ch := st.Current(); len(ch.Choices) > 0 {
+			b.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	if st.Err() != nil || b.String() != "Hello!" {
+		t.Fatalf("%q, %v", b.String(), st.Err())
+	}
+	if tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals; tot.Succeeded != 1 {
+		t.Fatalf("%+v", tot)
+	}
+}
+
+// A target that sends its preamble but no content within the TTFB budget
+// is left for the next; the client sees only the secondary's answer.
+func TestStreamTTFBFailsOverInvisibly(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	hang := make(chan struct{})
+	defer close(hang)
+	entered := make(chan struct{}, 1)
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunk(`{"role":"assistant","content":""}`))
+		w.(http.Flusher).Flush()
+		entered <- struct{}{}
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})
+	s := newUpstream(t, streamOf([]string{"from ", "secondary"}, nil))
+	srv, gw := gateway(t, clk, twoTargets, p, s)
+	c := newClient(gw.URL)
+	got := make(chan string)
+	go func() {
+		st := c.Chat.Completions.NewStreaming(context.Background(), params("smart"))
+		var b strings.Builder
+		roles := 0
+		for st.Next() {
+			if ch := st.Current(); len(ch.Choices) > 0 {
+				b.WriteString(ch.Choices[0].Delta.Content)
+				if ch.Choices[0].Delta.Role != "" {
+					roles++
+				}
+			}
+		}
+		if st.Err() != nil {
+			b.WriteString(" ERR " + st.Err().Error())
+		}
+		if roles != 1 {
+			b.WriteString(" (role preambles: " + string(rune('0'+roles)) + ")")
+		}
+		got <- b.String()
+	}()
+	<-entered
+	clk.WaitForTimers(1)
+	clk.Advance(2 * time.Second)
+	if g := <-got; g != "from secondary" {
+		t.Fatalf("stream %q", g)
+	}
+	if tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals; tot.Failed != 1 {
+		t.Fatalf("TTFB failure not counted: %+v", tot)
+	}
+}
+
+// A stall after content has been sent ends the stream with an error event
+// and without [DONE]: the client sees a failure, not a short answer.
+func TestStreamStallAfterCommitIsAnError(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	stall := make(chan struct{})
+	defer close(stall)
+	p, s := newUpstream(t, streamOf([]string{"Hel", "lo"}, stall)), newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, clk, twoTargets, p, s)
+	c := newClient(gw.URL)
+	st := c.Chat.Completions.NewStreaming(t.Context(), params("smart"))
+	var b strings.Builder
+	for st.Next() {
+		if ch := st.Current(); len(ch.Choices) > 0 {
+			b.WriteString(ch.Choices[0].Delta.Content)
+			if b.String() == "Hel" {
+				go func() {
+					clk.WaitForTimers(1)
+					clk.Advance(5 * time.Second)
+				}()
+			}
+		}
+	}
+	if st.Err() == nil || !strings.Contains(st.Err().Error(), "incomplete") {
+		t.Fatalf("stream ended with %q and err %v; want an error", b.String(), st.Err())
+	}
+	if b.String() != "Hel" || s.calls() != 0 {
+		t.Fatalf("got %q, secondary called %d", b.String(), s.calls())
+	}
+	if tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals; tot.Failed != 1 {
+		t.Fatalf("stall not counted: %+v", tot)
+	}
+}
+
+// A client that goes away cancels the upstream call, which does not count
+// against the target.
+func TestClientDisconnectCancelsUpstream(t *testing.T) {
+	cancelled := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+		close(cancelled)
+	})
+	s := newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() {
+		_, err := c.Chat.Completions.New(ctx, params("smart"))
+		done <- err
+	}()
+	<-entered
+	cancel()
+	<-done
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("upstream call not cancelled")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals
+		if tot.Ignored == 1 && tot.Failed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("disconnect counted: %+v", tot)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if s.calls() != 0 {
+		t.Fatal("a disconnect failed over")
+	}
+}
+
+func TestBadRequestsGetOpenAIErrors(t *testing.T) {
+	p := newUpstream(t, chatOK("primary"))
+	_, gw := gateway(t, nil, twoTargets, p, newUpstream(t, chatOK("s")))
+	for _, tc := range []struct {
+		body, want, param string
+		status            int
+	}{
+		{`{"model":`, "We could not parse the JSON body", "", 400},
+		{`{"messages":[]}`, "You must provide a model parameter.", "model", 400},
+		{`{"model":"smart"}`, "Missing required parameter: 'messages'.", "messages", 400},
+		{`{"model":"smart","messages":"hi"}`, "Invalid type for 'messages'", "messages", 400},
+		{`{"model":"nope","messages":[]}`, "The model `nope` does not exist", "model", 404},
+	} {
+		resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error struct {
+				Message string  `json:"message"`
+				Type    string  `json:"type"`
+				Param   *string `json:"param"`
+			} `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		param := ""
+		if e.Error.Param != nil {
+			param = *e.Error.Param
+		}
+		if resp.StatusCode != tc.status || !strings.HasPrefix(e.Error.Message, tc.want) || param != tc.param || e.Error.Type != "invalid_request_error" {
+			t.Errorf("%s: %d %+v; want %d %q param %q", tc.body, resp.StatusCode, e.Error, tc.status, tc.want, tc.param)
+		}
+	}
+	if p.calls() != 0 {
+		t.Fatal("a bad request reached the upstream")
+	}
+}
+
+func TestModelsAndEmbeddings(t *testing.T) {
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path != "/v1/embeddings" {
+			t.Errorf("path %s", r.URL.Path)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}`)
+	})
+	_, gw := gateway(t, nil, twoTargets, p, newUpstream(t, chatOK("s")))
+	c := newClient(gw.URL)
+	page, err := c.Models.List(t.Context())
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "smart" {
+		t.Fatalf("models %+v, %v", page, err)
+	}
+	emb, err := c.Embeddings.New(t.Context(), openai.EmbeddingNewParams{
+		Model: "smart", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")},
+	})
+	if err != nil || len(emb.Data) != 1 || emb.Data[0].Embedding[1] != 0.25 {
+		t.Fatalf("embeddings %+v, %v", emb, err)
+	}
+}
+
+// provider/model goes to that provider directly.
+func TestDirectProviderModel(t *testing.T) {
+	p := newUpstream(t, chatOK("primary"))
+	_, gw := gateway(t, nil, twoTargets, p, newUpstream(t, chatOK("s")))
+	c := newClient(gw.URL)
+	got, err := c.Chat.Completions.New(t.Context(), params("primary/gpt-4.1-mini"))
+	if err != nil || text(got) != "hello from primary" || !strings.Contains(p.bodies[0], `"model":"gpt-4.1-mini"`) {
+		t.Fatalf("%q %v %s", text(got), err, p.bodies)
+	}
+}

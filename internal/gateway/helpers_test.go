@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
+
+// upstream is a test provider that records requests and answers with
+// handle(n), n counting from 1.
+type upstream struct {
+	*httptest.Server
+	mu     sync.Mutex
+	reqs   []*http.Request
+	bodies []string
+	handle func(w http.ResponseWriter, r *http.Request, n int)
+}
+
+func newUpstream(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *upstream {
+	u := &upstream{handle: handle}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.reqs = append(u.reqs, r)
+		u.bodies = append(u.bodies, string(b))
+		n := len(u.reqs)
+		h := u.handle
+		u.mu.Unlock()
+		h(w, r, n)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) calls() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.reqs)
+}
+
+func (u *upstream) set(h func(w http.ResponseWriter, r *http.Request, n int)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.handle = h
+}
+
+func (u *upstream) header(i int) http.Header {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.reqs[i].Header
+}
+
+func chatOK(who string) func(http.ResponseWriter, *http.Request, int) {
+	return func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"hello from %s"},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}`, who)
+	}
+}
+
+func status(code int, typ string, hdr ...string) func(http.ResponseWriter, *http.Request, int) {
+	return func(w http.ResponseWriter, r *http.Request, _ int) {
+		for i := 0; i+1 < len(hdr); i += 2 {
+			w.Header().Set(hdr[i], hdr[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"error":{"message":"upstream says %d","type":%q,"code":%q}}`, code, typ, typ)
+	}
+}
+
+// chunk is one chat.completion.chunk event.
+func chunk(delta string) string {
+	return "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":" + delta + ",\"finish_reason\":null}]}\n\n"
+}
+
+// sse streams a role preamble, then words, then [DONE]; after the first
+// word it waits on stall if not nil (and then ends without [DONE]).
+func streamOf(words []string, stall <-chan struct{}) func(http.ResponseWriter, *http.Request, int) {
+	return func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, chunk(`{"role":"assistant","content":""}`))
+		w.(http.Flusher).Flush()
+		for i, word := range words {
+			io.WriteString(w, chunk(fmt.Sprintf(`{"content":%q}`, word)))
+			w.(http.Flusher).Flush()
+			if i == 0 && stall != nil {
+				select {
+				case <-stall:
+				case <-r.Context().Done():
+				}
+				return
+			}
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}
+}
+
+// gateway starts a gateway from a YAML config (with %s replaced by the
+// upstream URLs in order) behind an httptest server.
+func gateway(t *testing.T, clk *clocktest.Clock, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
+	t.Helper()
+	args := make([]any, len(ups))
+	for i, u := range ups {
+		args[i] = u.URL + "/v1"
+	}
+	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(yaml, args...)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	o := Options{Config: cfg}
+	if clk != nil {
+		o.Clock = clk
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return s, hs
+}
+
+func newClient(base string, opts ...option.RequestOption) openai.Client {
+	return openai.NewClient(append([]option.RequestOption{
+		option.WithBaseURL(base + "/v1"), option.WithAPIKey("sk-client"), option.WithMaxRetries(0),
+	}, opts...)...)
+}
+
+func params(model string) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+}
+
+func text(c *openai.ChatCompletion) string {
+	if c == nil || len(c.Choices) == 0 {
+		return ""
+	}
+	return c.Choices[0].Message.Content
+}
+
+// twoTargets is a ladder of two OpenAI-compatible providers.
+const twoTargets = `
+providers:
+  primary: {type: openai, base_url: "%s", keys: [pk1, pk2]}
+  secondary: {type: openai, base_url: "%s", keys: [sk1]}
+defaults:
+  timeouts: {ttfb: 2s, idle: 5s, total: 60s}
+models:
+  - name: smart
+    targets:
+      - {provider: primary, model: gpt-4.1, price: {input: 2, output: 8}}
+      - {provider: secondary, model: deepseek-chat, price: {input: 0.27, output: 1.1}}
+    breaker: {consecutive: 3, open: 10s}
+    retry: {attempts: 1}
+`
+
+var _ = strings.Contains
+var _ = time.Second

@@ -1,0 +1,213 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aireq"
+	"github.com/fuseboxhq/fusebox/internal/router"
+)
+
+// exchange is one client request on its way through the gateway.
+type exchange struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	id      string
+	start   time.Time
+	alias   *router.Alias
+	walk    *router.Walk
+	stream  bool
+	hasMsgs bool
+}
+
+// handleProxy serves an operation that goes to a target: chat completions
+// (which may stream) and embeddings.
+func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now()}
+		w.Header().Set("X-Request-Id", x.id)
+		c, ok := s.authenticate(w, r)
+		if !ok {
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
+					"Request body too large: the limit is "+strconv.FormatInt(s.maxBody, 10)+" bytes.")
+				return
+			}
+			badRequest(w, "", "Could not read the request body: "+err.Error())
+			return
+		}
+		f, ok := x.validate(body, chat)
+		if !ok {
+			return
+		}
+		model := string(f.Model)
+		if c != nil && c.models != nil && !c.models[model] {
+			writeError(w, http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
+				"Your key is not allowed to use the model `"+model+"`.")
+			return
+		}
+		alias, ok := s.router.Lookup(model)
+		if !ok {
+			writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+				"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
+			return
+		}
+		x.alias, x.stream = alias, chat && f.Stream
+		ctx := r.Context()
+		if total := alias.Total(); total > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, total)
+			defer cancel()
+		}
+		x.walk = s.router.Start(alias, &router.Request{
+			Path: path, Body: body, Fields: f, Stream: x.stream,
+			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"),
+		})
+		if x.stream {
+			x.serveStream(ctx)
+		} else {
+			x.serve(ctx)
+		}
+	}
+}
+
+// validate checks the body is a JSON object with what the operation needs,
+// answering 400 with a precise message when it is not.
+func (x *exchange) validate(body []byte, chat bool) (aireq.Fields, bool) {
+	f := aireq.Scan(body)
+	if !f.Object || !json.Valid(body) {
+		badRequest(x.w, "", "We could not parse the JSON body of your request. The body must be a JSON object.")
+		return f, false
+	}
+	if len(f.Model) == 0 {
+		badRequest(x.w, "model", "You must provide a model parameter.")
+		return f, false
+	}
+	if chat {
+		var probe struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		json.Unmarshal(body, &probe)
+		if m := strings.TrimSpace(string(probe.Messages)); m == "" || m == "null" {
+			badRequest(x.w, "messages", "Missing required parameter: 'messages'.")
+			return f, false
+		} else if m[0] != '[' {
+			badRequest(x.w, "messages", "Invalid type for 'messages': expected an array.")
+			return f, false
+		}
+	}
+	return f, true
+}
+
+// serve answers a non-streamed request.
+func (x *exchange) serve(ctx context.Context) {
+	a, err := x.walk.Next(ctx)
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	x.headers(a, x.s.clk.Now())
+	h := x.w.Header()
+	for _, k := range []string{"Content-Type", "Retry-After", "X-Request-Id"} {
+		if v := a.Resp.Header.Get(k); v != "" && k != "X-Request-Id" {
+			h.Set(k, v)
+		}
+	}
+	if a.Resp.ContentLength >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(a.Resp.ContentLength, 10))
+	}
+	x.w.WriteHeader(a.Resp.StatusCode)
+	_, err = io.Copy(x.w, a.Resp.Body)
+	a.Resp.Body.Close()
+	if a.Final {
+		return
+	}
+	switch {
+	case err == nil:
+		a.Succeed(0)
+	case x.r.Context().Err() != nil:
+		a.Abandon()
+	default:
+		a.Fail(x.s.classifyReadError(err))
+	}
+}
+
+// headers sets the response headers that say how the gateway served;
+// answered is when the answering attempt's response arrived.
+func (x *exchange) headers(a *router.Attempt, answered time.Time) {
+	h := x.w.Header()
+	h.Set("X-Fusebox-Target", a.Target.Name)
+	h.Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
+	if tried := x.tried(); tried != "" {
+		h.Set("X-Fusebox-Tried", tried)
+	}
+	// The gateway's own time: everything before the answering attempt was
+	// sent (including failed attempts and waits) and after it answered.
+	own := a.Start.Sub(x.start) + x.s.since(answered)
+	h.Set("X-Fusebox-Overhead", own.String())
+}
+
+// tried lists the targets passed over, for the X-Fusebox-Tried header.
+func (x *exchange) tried() string {
+	var b strings.Builder
+	for i, s := range x.walk.Skips {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s.Target + ": " + s.Reason)
+	}
+	return b.String()
+}
+
+// fail answers when the walk found no target, or the request's time ran
+// out, or the client left.
+func (x *exchange) fail(err error) {
+	var nt *router.NoTargetError
+	switch {
+	case errors.As(err, &nt):
+		if nt.RetryAfter > 0 {
+			x.w.Header().Set("Retry-After", retryAfter(nt.RetryAfter))
+		}
+		if tried := x.tried(); tried != "" {
+			x.w.Header().Set("X-Fusebox-Tried", tried)
+		}
+		x.w.Header().Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
+		writeError(x.w, http.StatusServiceUnavailable, "service_unavailable", "no_target_available", "",
+			"Fusebox could not get an answer for model `"+nt.Alias+"` from any of its targets: "+describeSkips(nt.Skips)+".")
+	case x.r.Context().Err() != nil:
+		// The client has gone: nobody to answer.
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(x.w, http.StatusGatewayTimeout, "timeout", "request_timeout", "",
+			"The request took longer than the model's total timeout ("+x.alias.Total().String()+").")
+	default:
+		writeError(x.w, http.StatusBadGateway, "upstream_error", "", "", err.Error())
+	}
+}
+
+func describeSkips(skips []router.Skip) string {
+	if len(skips) == 0 {
+		return "none could be tried"
+	}
+	parts := make([]string, len(skips))
+	for i, s := range skips {
+		parts[i] = s.Target + " (" + s.Reason + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

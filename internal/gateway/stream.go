@@ -1,0 +1,174 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/fuseboxhq/fusebox/internal/sse"
+)
+
+// serveStream answers a streamed chat completion. Each attempt's events are
+// read one by one; until one carries content they are held back, and a
+// failure (an error, an in-stream error event, silence past the TTFB budget,
+// a stall past the idle budget, an end without content) sends the walk on
+// to the next target without the client seeing anything. The first content
+// commits: the held events and everything after are written and flushed
+// event by event. After that, a failure ends the stream with an error event
+// and no [DONE], so no client mistakes a cut answer for a whole one.
+func (x *exchange) serveStream(ctx context.Context) {
+	for {
+		actx, cancel := context.WithCancel(ctx)
+		a, err := x.walk.Next(actx)
+		if err != nil {
+			cancel()
+			x.fail(err)
+			return
+		}
+		if a.Final {
+			cancel()
+			x.passFinal(a)
+			return
+		}
+		done := x.relay(actx, cancel, a)
+		cancel()
+		if done {
+			return
+		}
+	}
+}
+
+// passFinal returns a client error as the upstream gave it.
+func (x *exchange) passFinal(a *router.Attempt) {
+	x.headers(a, x.s.clk.Now())
+	x.w.Header().Set("Content-Type", a.Resp.Header.Get("Content-Type"))
+	x.w.WriteHeader(a.Resp.StatusCode)
+	io.Copy(x.w, a.Resp.Body)
+	a.Resp.Body.Close()
+}
+
+// watchdog cancels an attempt when its TTFB or idle budget runs out, and
+// remembers which.
+type watchdog struct {
+	timer   clock.Timer
+	cancel  context.CancelFunc
+	expired atomic.Int32 // 0, or 1 for TTFB, 2 for idle
+}
+
+func (d *watchdog) arm(clk clock.Clock, budget time.Duration, kind int32) {
+	if budget <= 0 {
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		return
+	}
+	fire := func() {
+		if d.expired.CompareAndSwap(0, kind) {
+			d.cancel()
+		}
+	}
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.timer = clk.AfterFunc(budget, fire)
+}
+
+func (d *watchdog) stop() {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+// relay streams one attempt. It reports true when the exchange is over
+// (answered, failed after commit, or the client left) and false when the
+// walk should go on to the next target.
+func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *router.Attempt) bool {
+	defer a.Resp.Body.Close()
+	ttfb, idle := x.alias.StreamBudgets(a.Target)
+	dog := &watchdog{cancel: cancel}
+	defer dog.stop()
+	dog.arm(x.s.clk, ttfb, 1)
+	answered := x.s.clk.Now()
+
+	rd := sse.NewReader(a.Resp.Body, sse.Options{})
+	var held [][]byte
+	var out *sse.Writer
+	for {
+		ev, err := rd.Next()
+		if err == nil && out == nil && aierr.ClassifyEvent(ev.Name, ev.Data).Kind != aierr.Success {
+			err = errInStream
+		}
+		if err != nil {
+			return x.streamFailed(a, out, ev, err, dog)
+		}
+		if out == nil {
+			if !sse.HasContent(ev) && !sse.IsDone(ev) {
+				held = append(held, append([]byte(nil), ev.Raw...))
+				continue
+			}
+			// Commit.
+			a.Target.ObserveTTFB(x.s.since(a.Start))
+			x.headers(a, answered)
+			sse.SetHeaders(x.w.Header())
+			x.w.WriteHeader(http.StatusOK)
+			out = sse.NewWriter(x.w)
+			for _, raw := range held {
+				out.WriteRaw(raw)
+			}
+			held = nil
+		}
+		dog.arm(x.s.clk, idle, 2)
+		if out.WriteRaw(ev.Raw) != nil {
+			a.Abandon() // the client has gone
+			return true
+		}
+		if sse.IsDone(ev) {
+			a.Succeed(x.s.since(a.Start))
+			return true
+		}
+	}
+}
+
+var errInStream = errors.New("error event in the stream")
+
+// streamFailed handles the end of an attempt's stream that did not finish
+// with [DONE]: before commit the walk goes on; after it the client gets an
+// error event.
+func (x *exchange) streamFailed(a *router.Attempt, out *sse.Writer, ev sse.Event, err error, dog *watchdog) bool {
+	if x.r.Context().Err() != nil {
+		a.Abandon()
+		return true
+	}
+	var v aierr.Verdict
+	switch {
+	case dog.expired.Load() == 1:
+		v = aierr.ClassifyError(aierr.ErrFirstByteTimeout)
+	case dog.expired.Load() == 2:
+		v = aierr.ClassifyError(aierr.ErrStreamStalled)
+	case errors.Is(err, errInStream):
+		v = aierr.ClassifyEvent(ev.Name, ev.Data)
+	case errors.Is(err, io.EOF), errors.Is(err, sse.ErrIncomplete):
+		v = aierr.ClassifyError(io.ErrUnexpectedEOF)
+	default:
+		v = x.s.classifyReadError(err)
+	}
+	a.Fail(v)
+	if out == nil {
+		return false // nothing sent yet: try the next target
+	}
+	msg := "The stream from " + a.Target.Name + " broke off after it began: " + v.Kind.String()
+	if v.Code != "" {
+		msg += " (" + v.Code + ")"
+	}
+	out.WriteError(sse.ErrorEvent{Message: msg + ". The answer is incomplete.", Type: "upstream_error", Code: "stream_interrupted"})
+	return true
+}
+
+// classifyReadError reads an error from reading an upstream body.
+func (s *Server) classifyReadError(err error) aierr.Verdict { return aierr.ClassifyError(err) }
