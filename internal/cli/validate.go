@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/gateway"
 	"github.com/spf13/cobra"
 )
 
@@ -34,6 +35,10 @@ func runValidate(path string, out io.Writer) error {
 			return fmt.Errorf("%w: %d problem(s)", errInvalid, len(list))
 		}
 		return err
+	}
+	if err := gateway.Check(cfg); err != nil {
+		fmt.Fprintf(out, "%s: %v\n", path, err)
+		return fmt.Errorf("%w: %v", errInvalid, err)
 	}
 	fmt.Fprintf(out, "%s: ok (%d providers, %d models)\n", path, len(cfg.Providers), len(cfg.Models))
 	return nil

@@ -88,6 +88,14 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// Check reports whether a validated configuration can start a gateway:
+// everything New would build, without serving. fusebox validate uses it so
+// that a file it accepts is one serve accepts.
+func Check(cfg *config.Config) error {
+	_, err := New(Options{Config: cfg})
+	return err
+}
+
 // Router returns the server's router, for the admin API and the dashboard.
 func (s *Server) Router() *router.Router { return s.router }
 

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fusebox.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidateReportsEveryProblemWithItsLine(t *testing.T) {
+	p := write(t, `listen: 127.0.0.1:8080
+providers:
+  openai: {type: openai, keys: [k]}
+models:
+  - name: smart
+    stratgy: fallback
+    targets:
+      - {provider: opneai, model: gpt-4.1}
+    breaker: {open: 10x}
+`)
+	var out bytes.Buffer
+	err := Run(context.Background(), []string{"validate", p}, &out, &out)
+	if err == nil {
+		t.Fatal("validate accepted a broken file")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{p + ":6: models[0].stratgy: unknown field", p + ":8: models[0].targets[0].provider: unknown provider \"opneai\"", p + ":9: models[0].breaker.open: bad duration \"10x\""}
+	if len(lines) != len(want) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("line %d = %q; want prefix %q", i, lines[i], want[i])
+		}
+	}
+}
+
+func TestValidateAcceptsExample(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	var out bytes.Buffer
+	if err := Run(context.Background(), []string{"validate", "../../examples/basic.yaml"}, &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "ok (1 providers") {
+		t.Fatalf("output %q", out.String())
+	}
+}
+
+// A broken config never starts a half-working gateway; a good one serves
+// until its context ends and then stops cleanly.
+func TestServeRefusesBrokenConfigAndStopsCleanly(t *testing.T) {
+	var out bytes.Buffer
+	bad := write(t, "listen: 127.0.0.1:0\nproviders: {}\nmodels: [{name: x}]\n")
+	if err := Run(context.Background(), []string{"serve", "--config", bad}, &out, &out); err == nil || !strings.Contains(err.Error(), "nothing started") {
+		t.Fatalf("serve with a broken config: %v\n%s", err, out.String())
+	}
+	open := write(t, "listen: 0.0.0.0:0\nproviders:\n  openai: {type: openai, keys: [k]}\n")
+	if err := Run(context.Background(), []string{"serve", "--config", open}, &out, &out); err == nil || !strings.Contains(err.Error(), "--allow-open") {
+		t.Fatalf("serve open to the network without client keys: %v", err)
+	}
+	good := write(t, "listen: 127.0.0.1:0\nproviders:\n  openai: {type: openai, keys: [k]}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- Run(ctx, []string{"serve", "--config", good, "--drain", "1s"}, &bytes.Buffer{}, &bytes.Buffer{}) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve stopped with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
