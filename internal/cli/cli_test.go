@@ -73,7 +73,9 @@ func TestServeRefusesBrokenConfigAndStopsCleanly(t *testing.T) {
 	good := write(t, "listen: 127.0.0.1:0\nproviders:\n  openai: {type: openai, keys: [k]}\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- Run(ctx, []string{"serve", "--config", good, "--drain", "1s"}, &bytes.Buffer{}, &bytes.Buffer{}) }()
+	go func() {
+		done <- Run(ctx, []string{"serve", "--config", good, "--drain", "1s"}, &bytes.Buffer{}, &bytes.Buffer{})
+	}()
 	cancel()
 	select {
 	case err := <-done:
