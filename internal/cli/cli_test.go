@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,3 +87,5 @@ func TestServeRefusesBrokenConfigAndStopsCleanly(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

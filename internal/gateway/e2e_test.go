@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,7 +92,8 @@ func TestAuthFailureOnOneKey(t *testing.T) {
 		chatOK("primary")(w, r, n)
 	})
 	s := newUpstream(t, chatOK("secondary"))
-	_, gw := gateway(t, nil, twoTargets, p, s)
+	var logs strings.Builder
+	_, gw := gatewayWithLog(t, slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)), twoTargets, p, s)
 	c := newClient(gw.URL)
 	for range 6 {
 		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
@@ -107,6 +109,9 @@ func TestAuthFailureOnOneKey(t *testing.T) {
 	}
 	if bad != 1 || s.calls() != 0 {
 		t.Fatalf("revoked key used %d times, secondary called %d times", bad, s.calls())
+	}
+	if l := logs.String(); !strings.Contains(l, "key=primary#0") || !strings.Contains(l, "taken out of rotation") || strings.Contains(l, "pk1") {
+		t.Fatalf("key refusal not reported, or the key leaked: %s", l)
 	}
 }
 

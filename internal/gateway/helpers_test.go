@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/openai/openai-go/v3"
@@ -121,6 +123,36 @@ func streamOf(words []string, stall <-chan struct{}) func(http.ResponseWriter, *
 // upstream URLs in order) behind an httptest server.
 func gateway(t *testing.T, clk *clocktest.Clock, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
 	t.Helper()
+	return start(t, Options{Clock: clockOf(clk)}, yaml, ups...)
+}
+
+func gatewayWithLog(t *testing.T, log *slog.Logger, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
+	t.Helper()
+	return start(t, Options{Logger: log}, yaml, ups...)
+}
+
+// clockOf returns clk as a clock.Clock, nil for a nil fake.
+func clockOf(clk *clocktest.Clock) clock.Clock {
+	if clk == nil {
+		return nil
+	}
+	return clk
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func start(t *testing.T, o Options, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
+	t.Helper()
 	args := make([]any, len(ups))
 	for i, u := range ups {
 		args[i] = u.URL + "/v1"
@@ -129,10 +161,7 @@ func gateway(t *testing.T, clk *clocktest.Clock, yaml string, ups ...*upstream) 
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	o := Options{Config: cfg}
-	if clk != nil {
-		o.Clock = clk
-	}
+	o.Config = cfg
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

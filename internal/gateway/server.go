@@ -55,14 +55,19 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	spec.Clock = o.Clock
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	spec.OnKeyDisabled = func(e router.KeyEvent) {
+		log.Warn("API key taken out of rotation", "key", e.Key, "target", e.Target, "verdict", e.Verdict.Kind.String(),
+			"code", e.Verdict.Code, "message", e.Verdict.Message, "for", e.For.String())
+	}
 	r, err := router.New(spec)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: o.Config, router: r, log: o.Logger, clk: clock.Or(o.Clock), maxBody: o.MaxBody}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s := &Server{cfg: o.Config, router: r, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody}
 	if s.maxBody == 0 {
 		s.maxBody = 16 << 20
 	}

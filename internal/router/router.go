@@ -27,7 +27,10 @@ type Spec struct {
 	// AuthCooldown is how long a key refused with Auth or Quota stays out.
 	// 0: 5 minutes.
 	AuthCooldown time.Duration
-	Clock        clock.Clock
+	// OnKeyDisabled, if set, is told when a key leaves the rotation after
+	// an auth or quota refusal, so the operator hears of it.
+	OnKeyDisabled func(KeyEvent)
+	Clock         clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -81,12 +84,25 @@ type TargetSpec struct {
 	TTFB, Idle time.Duration
 }
 
+// KeyEvent reports a key taken out of the rotation.
+type KeyEvent struct {
+	// Key is the key's ID ("provider#index"), never the key itself.
+	Key    string
+	Target string
+	// Verdict is the refusal: aierr.Auth or aierr.Quota, with the
+	// provider's code and message.
+	Verdict aierr.Verdict
+	// For is how long the key stays out.
+	For time.Duration
+}
+
 // Router routes requests. It is safe for concurrent use.
 type Router struct {
 	clk          clock.Clock
 	sw           clock.Stopwatch
 	rand         func() float64
 	authCooldown time.Duration
+	onKey        func(KeyEvent)
 	providers    map[string]*provider
 	direct       AliasSpec
 
@@ -143,6 +159,7 @@ func New(s Spec) (*Router, error) {
 		sw:           clock.NewStopwatch(s.Clock),
 		rand:         s.Rand,
 		authCooldown: s.AuthCooldown,
+		onKey:        s.OnKeyDisabled,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,
 		targets:      map[string]*Target{},

@@ -248,6 +248,9 @@ func (a *Attempt) report(v aierr.Verdict) {
 		a.Key.throttledUntil.Store(now + int64(max(v.Wait, w.throttleWait())))
 	case aierr.Auth, aierr.Quota:
 		a.Key.disabledUntil.Store(now + int64(w.r.authCooldown))
+		if w.r.onKey != nil {
+			w.r.onKey(KeyEvent{Key: a.Key.ID, Target: t.Name, Verdict: v, For: w.r.authCooldown})
+		}
 	}
 	if v.Kind != aierr.Canceled {
 		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
