@@ -370,3 +370,33 @@ func TestDirectProviderModel(t *testing.T) {
 		t.Fatalf("%q %v %s", text(got), err, p.bodies)
 	}
 }
+
+// /metrics shows attempts by verdict, breaker states and transitions.
+func TestMetrics(t *testing.T) {
+	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	for range 4 {
+		if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Get(gw.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`fusebox_upstream_attempts_total{target="primary/gpt-4.1",verdict="outage"} 3`,
+		`fusebox_upstream_attempts_total{target="secondary/deepseek-chat",verdict="success"} 4`,
+		`fusebox_breaker_state{state="open",target="primary/gpt-4.1"} 1`,
+		`fusebox_breaker_transitions_total{from="closed",target="primary/gpt-4.1",to="open"} 1`,
+		`fusebox_target_skips_total{reason="breaker open",target="primary/gpt-4.1"} 1`,
+		`fusebox_requests_total{code="200",model="smart"} 4`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -30,8 +30,14 @@ type exchange struct {
 // handleProxy serves an operation that goes to a target: chat completions
 // (which may stream) and embeddings.
 func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		w := &recorder{ResponseWriter: rw}
 		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now()}
+		defer func() {
+			if x.alias != nil {
+				s.metrics.Request(x.alias.Name, w.code(), s.since(x.start))
+			}
+		}()
 		w.Header().Set("X-Request-Id", x.id)
 		c, ok := s.authenticate(w, r)
 		if !ok {
@@ -205,6 +211,37 @@ func describeSkips(skips []router.Skip) string {
 		parts[i] = s.Target + " (" + s.Reason + ")"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// recorder remembers the status written, for metrics and logs; Unwrap lets
+// http.ResponseController reach the Flusher underneath.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// code returns the status sent, or 499 when the client left before any.
+func (r *recorder) code() int {
+	if r.status == 0 {
+		return 499
+	}
+	return r.status
 }
 
 func quote(s string) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -35,6 +36,7 @@ type Options struct {
 type Server struct {
 	cfg     *config.Config
 	router  *router.Router
+	metrics *metrics.Metrics
 	log     *slog.Logger
 	clk     clock.Clock
 	maxBody int64
@@ -55,6 +57,8 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	spec.Clock = o.Clock
+	m := metrics.New()
+	m.Hooks(&spec)
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -67,7 +71,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: o.Config, router: r, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody}
+	m.Watch(r)
+	s := &Server{cfg: o.Config, router: r, metrics: m, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody}
 	if s.maxBody == 0 {
 		s.maxBody = 16 << 20
 	}
@@ -85,6 +90,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true))
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
+	s.mux.Handle("GET /metrics", m.Handler())
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "",

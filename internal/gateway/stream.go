@@ -113,7 +113,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 				continue
 			}
 			// Commit.
-			a.Target.ObserveTTFB(x.s.since(a.Start))
+			ttfb := x.s.since(a.Start)
+			a.Target.ObserveTTFB(ttfb)
+			x.s.metrics.TTFB(a.Target, ttfb)
 			x.headers(a, answered)
 			sse.SetHeaders(x.w.Header())
 			x.w.WriteHeader(http.StatusOK)

@@ -30,7 +30,14 @@ type Spec struct {
 	// OnKeyDisabled, if set, is told when a key leaves the rotation after
 	// an auth or quota refusal, so the operator hears of it.
 	OnKeyDisabled func(KeyEvent)
-	Clock         clock.Clock
+	// OnAttempt, if set, is told of every finished upstream attempt, and
+	// OnSkip of every target passed over without one. They run on the
+	// request's goroutine: keep them cheap.
+	OnAttempt func(AttemptEvent)
+	OnSkip    func(target *Target, reason string)
+	// OnTransition, if set, is told of every breaker state change.
+	OnTransition func(breaker.Transition)
+	Clock        clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -96,6 +103,14 @@ type KeyEvent struct {
 	For time.Duration
 }
 
+// AttemptEvent reports one finished upstream attempt.
+type AttemptEvent struct {
+	Alias    string
+	Target   *Target
+	Verdict  aierr.Verdict
+	Duration time.Duration
+}
+
 // Router routes requests. It is safe for concurrent use.
 type Router struct {
 	clk          clock.Clock
@@ -103,6 +118,9 @@ type Router struct {
 	rand         func() float64
 	authCooldown time.Duration
 	onKey        func(KeyEvent)
+	onAttempt    func(AttemptEvent)
+	onSkip       func(*Target, string)
+	onTransition func(breaker.Transition)
 	providers    map[string]*provider
 	direct       AliasSpec
 
@@ -160,6 +178,9 @@ func New(s Spec) (*Router, error) {
 		rand:         s.Rand,
 		authCooldown: s.AuthCooldown,
 		onKey:        s.OnKeyDisabled,
+		onAttempt:    s.OnAttempt,
+		onSkip:       s.OnSkip,
+		onTransition: s.OnTransition,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,
 		targets:      map[string]*Target{},
@@ -236,6 +257,15 @@ func (r *Router) target(prov, model string, bc breaker.Config) (*Target, error) 
 	bc.Name = name
 	if bc.Clock == nil {
 		bc.Clock = r.clk
+	}
+	if r.onTransition != nil {
+		user := bc.OnStateChange
+		bc.OnStateChange = func(t breaker.Transition) {
+			r.onTransition(t)
+			if user != nil {
+				user(t)
+			}
+		}
 	}
 	br, err := breaker.New(bc)
 	if err != nil {

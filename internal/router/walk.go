@@ -139,6 +139,9 @@ func (w *Walk) failover() { w.i, w.n = w.i+1, 0 }
 
 func (w *Walk) skip(t *Target, reason string, until int64) {
 	w.Skips = append(w.Skips, Skip{Target: t.Name, Reason: reason})
+	if w.r.onSkip != nil {
+		w.r.onSkip(t, reason)
+	}
 	if until > 0 && (w.soonest == 0 || until < w.soonest) {
 		w.soonest = until
 	}
@@ -254,6 +257,9 @@ func (a *Attempt) report(v aierr.Verdict) {
 	}
 	if v.Kind != aierr.Canceled {
 		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
+	}
+	if w.r.onAttempt != nil {
+		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started)})
 	}
 }
 

@@ -1,0 +1,179 @@
+// Package metrics exposes the gateway's Prometheus metrics. Counters on the
+// request path are bound once per target and verdict, so recording is an
+// atomic add; breaker states, health figures and breaker totals are read
+// from the router when Prometheus scrapes, costing requests nothing.
+//
+// Every metric is described in docs/METRICS.md.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the gateway's collectors, in a registry of its own (no
+// global state). It is safe for concurrent use.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests    *prometheus.CounterVec
+	reqDuration *prometheus.HistogramVec
+	attempts    *prometheus.CounterVec
+	attDuration *prometheus.HistogramVec
+	ttfb        *prometheus.HistogramVec
+	skips       *prometheus.CounterVec
+	transitions *prometheus.CounterVec
+
+	// bound caches the per-target children, made on first use.
+	bound sync.Map // *router.Target → *targetMetrics
+}
+
+type targetMetrics struct {
+	attempts [aierr.Canceled + 1]prometheus.Counter
+	duration prometheus.Observer
+	ttfb     prometheus.Observer
+}
+
+// Buckets for upstream latencies: LLM calls take from tens of milliseconds
+// to minutes.
+var latencyBuckets = []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80, 160}
+
+// New returns the gateway's metrics, with Go runtime and process metrics.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fusebox_requests_total", Help: "Client requests answered, by model alias and HTTP status code.",
+		}, []string{"model", "code"}),
+		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fusebox_request_duration_seconds", Help: "Time from a client request's arrival to the end of its answer, by model alias.",
+			Buckets: latencyBuckets,
+		}, []string{"model"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fusebox_upstream_attempts_total", Help: "Upstream attempts, by target and verdict.",
+		}, []string{"target", "verdict"}),
+		attDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fusebox_upstream_duration_seconds", Help: "Upstream attempt duration, by target.", Buckets: latencyBuckets,
+		}, []string{"target"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fusebox_upstream_ttfb_seconds", Help: "Time to a streamed answer's first content, by target.", Buckets: latencyBuckets,
+		}, []string{"target"}),
+		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fusebox_target_skips_total", Help: "Targets passed over without an attempt, by target and reason.",
+		}, []string{"target", "reason"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fusebox_breaker_transitions_total", Help: "Breaker state changes, by target, from-state and to-state.",
+		}, []string{"target", "from", "to"}),
+	}
+	m.reg.MustRegister(m.requests, m.reqDuration, m.attempts, m.attDuration, m.ttfb, m.skips, m.transitions,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Hooks sets the router hooks that feed the metrics.
+func (m *Metrics) Hooks(s *router.Spec) {
+	s.OnAttempt = m.attempt
+	s.OnSkip = func(t *router.Target, reason string) { m.skips.WithLabelValues(t.Name, reason).Inc() }
+	s.OnTransition = func(t breaker.Transition) {
+		m.transitions.WithLabelValues(t.Name, t.From.String(), t.To.String()).Inc()
+	}
+}
+
+// Watch registers the collector that reads r's targets at scrape time.
+func (m *Metrics) Watch(r *router.Router) { m.reg.MustRegister(&stateCollector{r: r}) }
+
+func (m *Metrics) target(t *router.Target) *targetMetrics {
+	if tm, ok := m.bound.Load(t); ok {
+		return tm.(*targetMetrics)
+	}
+	tm := &targetMetrics{
+		duration: m.attDuration.WithLabelValues(t.Name),
+		ttfb:     m.ttfb.WithLabelValues(t.Name),
+	}
+	for k := range tm.attempts {
+		tm.attempts[k] = m.attempts.WithLabelValues(t.Name, aierr.Kind(k).String())
+	}
+	actual, _ := m.bound.LoadOrStore(t, tm)
+	return actual.(*targetMetrics)
+}
+
+func (m *Metrics) attempt(e router.AttemptEvent) {
+	tm := m.target(e.Target)
+	if int(e.Verdict.Kind) < len(tm.attempts) {
+		tm.attempts[e.Verdict.Kind].Inc()
+	}
+	if e.Verdict.Kind != aierr.Canceled {
+		tm.duration.Observe(e.Duration.Seconds())
+	}
+}
+
+// TTFB records a streamed answer's time to first content.
+func (m *Metrics) TTFB(t *router.Target, d time.Duration) { m.target(t).ttfb.Observe(d.Seconds()) }
+
+// Request records an answered client request.
+func (m *Metrics) Request(model string, code int, d time.Duration) {
+	m.requests.WithLabelValues(model, strconv.Itoa(code)).Inc()
+	m.reqDuration.WithLabelValues(model).Observe(d.Seconds())
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// stateCollector reads breaker states, totals and health at scrape time.
+type stateCollector struct{ r *router.Router }
+
+var (
+	descState = prometheus.NewDesc("fusebox_breaker_state",
+		"Breaker state by target: 1 for the current state, 0 for the others.", []string{"target", "state"}, nil)
+	descCalls = prometheus.NewDesc("fusebox_breaker_calls_total",
+		"Calls seen by a target's breaker, by outcome: allowed, rejected, succeeded, failed, ignored, dropped, slow.", []string{"target", "outcome"}, nil)
+	descLatency = prometheus.NewDesc("fusebox_target_latency_seconds",
+		"Moving average of a target's answer time.", []string{"target"}, nil)
+	descErrRate = prometheus.NewDesc("fusebox_target_error_ratio",
+		"Moving average of the share of a target's recent attempts that failed.", []string{"target"}, nil)
+)
+
+var states = []breaker.State{breaker.StateClosed, breaker.StateOpen, breaker.StateHalfOpen,
+	breaker.StateForcedOpen, breaker.StateForcedClosed, breaker.StateDisabled}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descState
+	ch <- descCalls
+	ch <- descLatency
+	ch <- descErrRate
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, t := range c.r.Targets() {
+		s := t.Breaker().Snapshot()
+		for _, st := range states {
+			v := 0.0
+			if s.State == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, t.Name, st.String())
+		}
+		tot := s.Totals
+		for _, o := range []struct {
+			name string
+			n    uint64
+		}{{"allowed", tot.Allowed}, {"rejected", tot.Rejected}, {"succeeded", tot.Succeeded}, {"failed", tot.Failed},
+			{"ignored", tot.Ignored}, {"dropped", tot.Dropped}, {"slow", tot.Slow}} {
+			ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(o.n), t.Name, o.name)
+		}
+		h := t.Health()
+		ch <- prometheus.MustNewConstMetric(descLatency, prometheus.GaugeValue, h.Latency.Seconds(), t.Name)
+		ch <- prometheus.MustNewConstMetric(descErrRate, prometheus.GaugeValue, h.ErrorRate, t.Name)
+	}
+}
