@@ -400,3 +400,45 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// The status document and the dashboard need the admin token and never
+// show keys.
+func TestStatusAndDashboardNeedAdminToken(t *testing.T) {
+	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, "admin_token: adm-secret\n"+twoTargets, p, s)
+	c := newClient(gw.URL)
+	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, auth string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/fusebox/status", ""); code != 401 {
+		t.Fatalf("status without token: %d", code)
+	}
+	if code, _ := get("/fusebox/status", "wrong"); code != 401 {
+		t.Fatalf("status with a wrong token: %d", code)
+	}
+	code, body := get("/fusebox/status", "adm-secret")
+	if code != 200 || !strings.Contains(body, `"name":"primary/gpt-4.1","state":"closed"`) || !strings.Contains(body, `"succeeded":1`) {
+		t.Fatalf("status %d %s", code, body)
+	}
+	for _, secret := range []string{"pk1", "pk2", "sk1", "adm-secret"} {
+		if strings.Contains(body, secret) {
+			t.Fatalf("status leaks %q", secret)
+		}
+	}
+	if code, body := get("/dashboard?token=adm-secret", ""); code != 200 || !strings.Contains(body, "/fusebox/status") {
+		t.Fatalf("dashboard %d", code)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
@@ -30,6 +31,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// MaxBody is the largest request body accepted. 0: 16 MiB.
 	MaxBody int64
+	// OnTransition, if set, is told of every breaker state change (the
+	// demo prints them).
+	OnTransition func(breaker.Transition)
 }
 
 // Server is the gateway. It is safe for concurrent use.
@@ -59,6 +63,13 @@ func New(o Options) (*Server, error) {
 	spec.Clock = o.Clock
 	m := metrics.New()
 	m.Hooks(&spec)
+	if o.OnTransition != nil {
+		record := spec.OnTransition
+		spec.OnTransition = func(t breaker.Transition) {
+			record(t)
+			o.OnTransition(t)
+		}
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -91,6 +102,8 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.Handle("GET /metrics", m.Handler())
+	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
+	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "",

@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// admin reports whether the request carries the admin token (Authorization:
+// Bearer, or ?token= for the dashboard's page load), answering 401/404
+// otherwise. With no admin token configured the admin endpoints are off.
+func (s *Server) admin(w http.ResponseWriter, r *http.Request) bool {
+	want := s.cfg.AdminToken.Value()
+	if want == "" {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "admin_disabled", "",
+			"The admin API is off: set admin_token in the configuration to turn it on.")
+		return false
+	}
+	got := r.URL.Query().Get("token")
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = a[7:]
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_admin_token", "",
+			"This endpoint needs the admin token (Authorization: Bearer <admin_token>).")
+		return false
+	}
+	return true
+}
+
+// statusTarget is one target in the status document.
+type statusTarget struct {
+	Name         string  `json:"name"`
+	State        string  `json:"state"`
+	RetryAfterMS int64   `json:"retry_after_ms"`
+	WindowCalls  int64   `json:"window_calls"`
+	FailureRate  float64 `json:"failure_rate"`
+	SlowCallRate float64 `json:"slow_call_rate"`
+	Consecutive  int64   `json:"consecutive_failures"`
+	Allowed      uint64  `json:"allowed"`
+	Rejected     uint64  `json:"rejected"`
+	Succeeded    uint64  `json:"succeeded"`
+	Failed       uint64  `json:"failed"`
+	Ignored      uint64  `json:"ignored"`
+	LatencyMS    float64 `json:"latency_ms"`
+	TTFBMS       float64 `json:"ttfb_ms"`
+	ErrorRate    float64 `json:"error_rate"`
+}
+
+type statusModel struct {
+	Name     string   `json:"name"`
+	Strategy string   `json:"strategy"`
+	Targets  []string `json:"targets"`
+}
+
+// handleStatus serves the breakers and health of every target as JSON, for
+// the dashboard and operators. It never includes keys.
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r) {
+		return
+	}
+	doc := struct {
+		Time    time.Time      `json:"time"`
+		Models  []statusModel  `json:"models"`
+		Targets []statusTarget `json:"targets"`
+	}{Time: s.clk.Now()}
+	for _, a := range s.router.Aliases() {
+		m := statusModel{Name: a.Name, Strategy: a.Strategy.String()}
+		for _, t := range a.Targets {
+			m.Targets = append(m.Targets, t.Name)
+		}
+		doc.Models = append(doc.Models, m)
+	}
+	for _, t := range s.router.Targets() {
+		b, h := t.Breaker().Snapshot(), t.Health()
+		doc.Targets = append(doc.Targets, statusTarget{
+			Name: t.Name, State: b.State.String(), RetryAfterMS: b.RetryAfter.Milliseconds(),
+			WindowCalls: b.Calls, FailureRate: b.FailureRate, SlowCallRate: b.SlowCallRate, Consecutive: b.ConsecutiveFailures,
+			Allowed: b.Totals.Allowed, Rejected: b.Totals.Rejected, Succeeded: b.Totals.Succeeded,
+			Failed: b.Totals.Failed, Ignored: b.Totals.Ignored,
+			LatencyMS: float64(h.Latency) / 1e6, TTFBMS: float64(h.TTFB) / 1e6, ErrorRate: h.ErrorRate,
+		})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(doc)
+}
