@@ -25,6 +25,9 @@ type Fields struct {
 	IncludeUsage bool
 	// MaxTokens is "max_tokens" or "max_completion_tokens"; 0 if absent.
 	MaxTokens int
+	// Messages is the first byte of the "messages" value ('[' for an
+	// array, 'n' for null, '"' for a string, …); 0 if absent.
+	Messages byte
 	// Object reports that the body is a JSON object (its top level could
 	// be read to the end).
 	Object bool
@@ -44,6 +47,8 @@ func Scan(body []byte) Fields {
 			}
 		case "stream":
 			f.Stream = string(val) == "true"
+		case "messages":
+			f.Messages = val[0]
 		case "stream_options":
 			in := scanner{b: val}
 			var done bool

@@ -34,6 +34,9 @@ func TestScan(t *testing.T) {
 func TestWithModelKeepsTheRest(t *testing.T) {
 	body := []byte(`{"messages":[{"role":"user","content":"hi"}], "model": "gpt-4.1" ,"stream":true}`)
 	f := Scan(body)
+	if f.Messages != '[' {
+		t.Fatalf("Messages = %q", f.Messages)
+	}
 	out := f.WithModel(body, `dep"loy`)
 	var m map[string]any
 	if err := json.Unmarshal(out, &m); err != nil {

@@ -102,14 +102,12 @@ func (x *exchange) validate(body []byte, chat bool) (aireq.Fields, bool) {
 		return f, false
 	}
 	if chat {
-		var probe struct {
-			Messages json.RawMessage `json:"messages"`
-		}
-		json.Unmarshal(body, &probe)
-		if m := strings.TrimSpace(string(probe.Messages)); m == "" || m == "null" {
+		switch f.Messages {
+		case '[':
+		case 0, 'n':
 			badRequest(x.w, "messages", "Missing required parameter: 'messages'.")
 			return f, false
-		} else if m[0] != '[' {
+		default:
 			badRequest(x.w, "messages", "Invalid type for 'messages': expected an array.")
 			return f, false
 		}

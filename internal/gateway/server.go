@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/breaker"
@@ -17,6 +18,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
 // Options configures a Server.
@@ -46,6 +48,8 @@ type Server struct {
 	maxBody int64
 	clients []client
 	mux     *http.ServeMux
+	// readers pools SSE readers and their buffers across streams.
+	readers sync.Pool
 }
 
 type client struct {
@@ -97,6 +101,7 @@ func New(o Options) (*Server, error) {
 		}
 		s.clients = append(s.clients, cl)
 	}
+	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true))
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false))

@@ -96,7 +96,12 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 	dog.arm(x.s.clk, ttfb, 1)
 	answered := x.s.clk.Now()
 
-	rd := sse.NewReader(a.Resp.Body, sse.Options{})
+	rd := x.s.readers.Get().(*sse.Reader)
+	rd.Reset(a.Resp.Body)
+	defer func() {
+		rd.Reset(nil) // drop the body before pooling the buffers
+		x.s.readers.Put(rd)
+	}()
 	var held [][]byte
 	var out *sse.Writer
 	for {
@@ -131,6 +136,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			return true
 		}
 		if sse.IsDone(ev) {
+			// Read what follows [DONE] (the chunked body's end) so the
+			// upstream connection goes back to the pool, not away.
+			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
 			a.Succeed(x.s.since(a.Start))
 			return true
 		}
