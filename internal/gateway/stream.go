@@ -54,29 +54,32 @@ func (x *exchange) passFinal(a *router.Attempt) {
 }
 
 // watchdog cancels an attempt when its TTFB or idle budget runs out, and
-// remembers which.
+// remembers which. One timer serves both budgets: it is re-armed, not
+// re-made, for every event.
 type watchdog struct {
 	timer   clock.Timer
 	cancel  context.CancelFunc
-	expired atomic.Int32 // 0, or 1 for TTFB, 2 for idle
+	kind    atomic.Int32 // the budget the timer measures: 1 TTFB, 2 idle
+	expired atomic.Int32 // 0, or the kind that ran out
 }
 
 func (d *watchdog) arm(clk clock.Clock, budget time.Duration, kind int32) {
 	if budget <= 0 {
-		if d.timer != nil {
-			d.timer.Stop()
-		}
+		d.stop()
 		return
 	}
-	fire := func() {
-		if d.expired.CompareAndSwap(0, kind) {
-			d.cancel()
-		}
+	d.kind.Store(kind)
+	if d.timer == nil {
+		d.timer = clk.AfterFunc(budget, d.fire)
+		return
 	}
-	if d.timer != nil {
-		d.timer.Stop()
+	d.timer.Reset(budget)
+}
+
+func (d *watchdog) fire() {
+	if d.expired.CompareAndSwap(0, d.kind.Load()) {
+		d.cancel()
 	}
-	d.timer = clk.AfterFunc(budget, fire)
 }
 
 func (d *watchdog) stop() {
