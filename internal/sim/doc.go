@@ -1,0 +1,109 @@
+// Package sim is a simulated, fault-injecting AI provider: an
+// OpenAI-compatible HTTP server for tests, the demo and the outage
+// benchmark, that behaves like a real provider and fails on demand.
+//
+// # API
+//
+// A Server serves, as an http.Handler (mount it on httptest.NewServer or a
+// real listener):
+//
+//   - POST /v1/chat/completions, streamed or not. The reply is lorem ipsum,
+//     one token per word, Output.Tokens long (cut at the request's
+//     max_tokens or max_completion_tokens, with finish_reason "length").
+//     usage counts the prompt as about a token per 4 bytes of each
+//     message's text, plus 3 per message and 3 per call. A stream sends a
+//     role chunk, content chunks of Output.ChunkTokens tokens, a finish
+//     chunk, a usage chunk when stream_options.include_usage is set, and
+//     data: [DONE].
+//   - POST /v1/embeddings: unit vectors drawn from the seed and the input
+//     text (the same text always embeds the same), float or base64,
+//     Output.Dimensions long unless the request gives dimensions.
+//   - GET /v1/models and GET /v1/models/{id}: Config.Models, or
+//     DefaultModels.
+//
+// Latency: a non-streamed call takes a draw from a log-normal with
+// Latency.Median and Latency.P99; a stream sends its headers and first
+// chunk after Latency.TTFB (drawn with the same spread), then chunks at
+// Latency.TokensPerSecond. Every wait is on the Config's clock.Clock and
+// ends when the client gives up, so tests with a fake clock advance it
+// instead of sleeping.
+//
+// Rate limits: with Limits.RPM or Limits.TPM set, answers carry OpenAI's
+// x-ratelimit-limit-requests, x-ratelimit-remaining-requests,
+// x-ratelimit-reset-requests and the same for tokens; a call over a limit
+// gets 429 rate_limit_exceeded with Retry-After and retry-after-ms, unless
+// Limits.HeadersOnly.
+//
+// Determinism: every random draw (fault fractions, latency, reply text)
+// comes from one PCG source seeded with Config.Seed, drawn under a mutex in
+// request order. Two Servers with the same Config that receive the same
+// requests in the same order at the same clock times answer identically.
+//
+// # Faults
+//
+// A Fault (see FaultKind for what each kind does) is active from From to
+// To and hits each call with probability Fraction; the first active fault
+// in the list that hits a call decides its answer, and latency spikes add
+// their Extra to it. Error answers (error_storm, throttle, auth,
+// queue_full) come at once, after any spike: combine a storm with a spike
+// for slow errors. Scheduled faults (Config.Faults) count From and To from
+// Config.Start; live faults, set with SetFaults or the control endpoint,
+// count from when they were set.
+//
+// Server.Stats, and GET /sim/stats, count calls received, how they ended
+// (Outcome) and the tokens they carried and were billed.
+//
+// # Control endpoints
+//
+//	GET    /sim/faults          {"elapsed":"1m2s","faults":[{"kind":"error_storm",…,"live":false,"active":true,"hits":17}]}
+//	POST   /sim/faults          a fault or a list of faults: replaces the live faults
+//	DELETE /sim/faults          removes the live faults (?all=true: scheduled ones too)
+//	GET    /sim/stats           Stats as JSON
+//
+// For example:
+//
+//	curl -X POST localhost:9000/sim/faults -d '{"kind":"error_storm","status":529,"fraction":0.5,"to":"30s"}'
+//
+// # Scenario files
+//
+// LoadScenario reads a Config from YAML. Every field is optional;
+// durations are written with a unit (200ms, 5s, 2m); errors name the file,
+// line and field ("outage.yaml:7: faults[0].status: is 418, want one of
+// 500, 502, 503, 504, 529").
+//
+//	name: primary                # in stats and errors; default "sim"
+//	seed: 42                     # the random source's seed; default 0
+//	latency:
+//	  median: 300ms              # non-streamed call duration, median
+//	  p99: 2s                    # its 99th percentile (log-normal spread)
+//	  ttfb: 150ms                # a stream's time to first byte; default: median
+//	  tokens_per_second: 80      # a stream's token rate; default: no pacing
+//	output:
+//	  tokens: 40                 # reply length; default 20
+//	  chunk_tokens: 3            # tokens per stream chunk; default 3
+//	  dimensions: 16             # embedding length; default 16
+//	limits:
+//	  rpm: 600                   # requests per minute; default: none
+//	  tpm: 200000                # tokens per minute; default: none
+//	  headers_only: false        # true: report in headers, never refuse
+//	models: [gpt-4.1, text-embedding-3-small]  # default: any model
+//	faults:                      # from/to: since start; to: default never
+//	  - {kind: error_storm, status: 503, fraction: 0.9, from: 60s, to: 80s}
+//	  - {kind: throttle, retry_after: 5s, fraction: 1, from: 10s, to: 20s}
+//	  - {kind: latency_spike, extra: 2s, from: 30s, to: 40s}
+//	  - {kind: hang, fraction: 0.1, from: 50s, to: 55s}
+//	  - {kind: stall, after_chunks: 3, from: 90s, to: 100s}
+//	  - {kind: reset, after_chunks: 2, from: 100s, to: 105s}
+//	  - {kind: auth, from: 110s, to: 115s}
+//	  - {kind: queue_full, status: 503, retry_after: 2s, from: 120s, to: 125s}
+//	  - {kind: stream_error, after_chunks: 1, message: "upstream died", from: 130s}
+//
+// A fault's fields: kind (required); from, to; fraction (more than 0, at
+// most 1; default 1); status (error_storm: 500, 502, 503, 504 or 529,
+// default 503; queue_full: 429 or 503, default 429); retry_after (throttle,
+// default 1s; error_storm and queue_full, default none); extra
+// (latency_spike, required); after_chunks (stall, stream_error, reset);
+// message (the error's text). A field that does not apply to the kind is
+// an error. examples/scenarios/ holds outage.yaml, throttle.yaml and
+// latency-spike.yaml.
+package sim

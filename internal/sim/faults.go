@@ -1,0 +1,359 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind names a fault. Its values are the kind names of the scenario
+// format and of the control endpoint.
+type FaultKind string
+
+// The kinds of fault. Unless noted, a fault applies to chat completions and
+// embeddings, streamed or not; GET /v1/models and /sim/ never fail.
+const (
+	// ErrorStorm answers with Status (500, 502, 503, 504 or 529; 0: 503) at
+	// once. 5xx bodies are OpenAI-shaped ({"error":{"type":"server_error"}});
+	// 529 is Anthropic's {"type":"error","error":{"type":"overloaded_error"}}.
+	// RetryAfter, if set, is sent as Retry-After.
+	ErrorStorm FaultKind = "error_storm"
+	// Throttle answers 429 rate_limit_exceeded with Retry-After (whole
+	// seconds, rounded up) and retry-after-ms from RetryAfter (0: 1s), and
+	// x-ratelimit-remaining-requests: 0.
+	Throttle FaultKind = "throttle"
+	// LatencySpike adds Extra to the call's latency. Unlike the others it
+	// does not decide the answer: it adds to whatever else happens, and
+	// several spikes add up.
+	LatencySpike FaultKind = "latency_spike"
+	// Hang sends nothing, not even headers, until the client gives up (or
+	// Server.Close).
+	Hang FaultKind = "hang"
+	// Stall applies to streams only: after the role chunk and AfterChunks
+	// content chunks the stream sends nothing more until the client gives up.
+	Stall FaultKind = "stall"
+	// Reset closes the connection abruptly (a TCP reset where the
+	// connection can be hijacked). Before any byte is sent, or, for a
+	// stream with AfterChunks > 0, after that many content chunks.
+	Reset FaultKind = "reset"
+	// Auth answers 401 invalid_api_key.
+	Auth FaultKind = "auth"
+	// QueueFull answers Status (429 or 503; 0: 429) with code queue_full,
+	// as job APIs report a full queue; RetryAfter, if set, is sent as
+	// Retry-After.
+	QueueFull FaultKind = "queue_full"
+	// StreamError applies to streams only: after the role chunk and
+	// AfterChunks content chunks, an error event
+	// (data: {"error":{"type":"server_error",…}}) inside the 200 stream,
+	// which then ends without data: [DONE].
+	StreamError FaultKind = "stream_error"
+)
+
+// FaultKinds lists every kind, in documentation order.
+var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError}
+
+// Fault is one misbehaviour on a schedule. A Fault is active from From to
+// To; each call that arrives while it is active is hit with probability
+// Fraction. The first fault in the list that hits a call decides its answer
+// (latency spikes add to it instead).
+//
+// In JSON (the control endpoint) and YAML (scenarios) the fields are named
+// kind, from, to, fraction, status, retry_after, extra, after_chunks and
+// message, and durations are strings such as "1.5s".
+type Fault struct {
+	// Kind is what goes wrong.
+	Kind FaultKind
+	// From is when the fault starts: for scheduled faults, since the
+	// Server's Start; for faults set live, since they were set.
+	From time.Duration
+	// To is when it ends, counted like From, exclusive. 0: never.
+	To time.Duration
+	// Fraction is the share of calls hit, in (0, 1]. 0: every call.
+	Fraction float64
+	// Status is the HTTP status of ErrorStorm and QueueFull; 0 for their
+	// defaults. Other kinds take no Status.
+	Status int
+	// RetryAfter is the wait a Throttle asks for (0: 1s); for ErrorStorm
+	// and QueueFull, a Retry-After to send (0: none).
+	RetryAfter time.Duration
+	// Extra is the latency a LatencySpike adds; it must be more than 0.
+	Extra time.Duration
+	// AfterChunks is how many content chunks a stream sends before a
+	// Stall, a StreamError or a Reset.
+	AfterChunks int
+	// Message replaces the default error message of ErrorStorm,
+	// Throttle, Auth, QueueFull and StreamError.
+	Message string
+}
+
+// FaultStatus is a Fault as the Server holds it: whether it was set live,
+// whether it is active now, and how many calls it has hit.
+type FaultStatus struct {
+	Fault
+	// Live is true for faults set with SetFaults or POST /sim/faults.
+	Live bool
+	// Active reports whether the fault's window includes the present.
+	Active bool
+	// Hits counts the calls the fault hit.
+	Hits int64
+}
+
+// entry is a Fault held by the Server. Its Fault does not change; hits is
+// guarded by Server.mu.
+type entry struct {
+	Fault
+	origin time.Duration // the elapsed time its window counts from
+	live   bool
+	hits   int64
+}
+
+// activeAt reports whether e's window includes elapsed (time since Start).
+func (e *entry) activeAt(elapsed time.Duration) bool {
+	t := elapsed - e.origin
+	return t >= e.From && (e.To == 0 || t < e.To)
+}
+
+// appliesTo reports whether e can hit a call of this sort.
+func (e *entry) appliesTo(stream bool) bool {
+	return stream || (e.Kind != Stall && e.Kind != StreamError)
+}
+
+// SetFaults replaces the live faults with fs (nil removes them); scheduled
+// faults stay. The From and To of each count from now. It returns an error,
+// and changes nothing, if a fault is invalid.
+func (s *Server) SetFaults(fs []Fault) error {
+	for i, f := range fs {
+		if ps := f.problems(); len(ps) > 0 {
+			return fmt.Errorf("sim: %s: %s", join("faults["+strconv.Itoa(i)+"]", ps[0].field), ps[0].msg)
+		}
+	}
+	origin := s.Elapsed()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = slices.DeleteFunc(s.faults, func(e *entry) bool { return e.live })
+	for _, f := range fs {
+		s.faults = append(s.faults, &entry{Fault: f, origin: origin, live: true})
+	}
+	return nil
+}
+
+// ClearFaults removes every fault, scheduled and live.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	s.faults = nil
+	s.mu.Unlock()
+}
+
+// Faults returns the faults the Server holds, scheduled first, then live.
+func (s *Server) Faults() []FaultStatus {
+	elapsed := s.Elapsed()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]FaultStatus, len(s.faults))
+	for i, e := range s.faults {
+		out[i] = FaultStatus{Fault: e.Fault, Live: e.live, Active: e.activeAt(elapsed), Hits: e.hits}
+	}
+	return out
+}
+
+// pickLocked draws the faults active at elapsed for a call: the one that
+// decides its answer, if any, and the latency spikes' extra latency.
+func (s *Server) pickLocked(elapsed time.Duration, stream bool) (hit Fault, ok bool, extra time.Duration) {
+	for _, e := range s.faults {
+		if !e.activeAt(elapsed) || !e.appliesTo(stream) || (ok && e.Kind != LatencySpike) {
+			continue
+		}
+		if e.Fraction > 0 && e.Fraction < 1 && s.rng.Float64() >= e.Fraction {
+			continue
+		}
+		e.hits++
+		if e.Kind == LatencySpike {
+			extra += e.Extra
+			continue
+		}
+		hit, ok = e.Fault, true
+	}
+	return hit, ok, extra
+}
+
+// problems lists what is wrong with f; fields are named as in the scenario
+// format, "" for the fault as a whole.
+func (f *Fault) problems() []problem {
+	var ps []problem
+	add := func(field, msg string) { ps = append(ps, problem{field, msg}) }
+	if !slices.Contains(FaultKinds, f.Kind) {
+		if f.Kind == "" {
+			add("kind", "must be set (one of "+kindList()+")")
+		} else {
+			add("kind", "unknown kind "+strconv.Quote(string(f.Kind))+" (known: "+kindList()+")")
+		}
+		return ps
+	}
+	if f.From < 0 {
+		add("from", "is "+f.From.String()+", want 0 or more")
+	}
+	if f.To < 0 || (f.To > 0 && f.To <= f.From) {
+		add("to", "is "+f.To.String()+", want after from ("+f.From.String()+"), or 0 for no end")
+	}
+	if !(f.Fraction >= 0 && f.Fraction <= 1) {
+		add("fraction", "is "+strconv.FormatFloat(f.Fraction, 'g', -1, 64)+", want a share of calls, more than 0 and at most 1")
+	}
+	if f.Status != 0 {
+		if want := statusesOf(f.Kind); want == nil {
+			add("status", doesNotApply(f.Kind))
+		} else if !slices.Contains(want, f.Status) {
+			add("status", "is "+strconv.Itoa(f.Status)+", want one of "+joinInts(want))
+		}
+	}
+	switch {
+	case f.RetryAfter < 0:
+		add("retry_after", "is "+f.RetryAfter.String()+", want 0 or more")
+	case f.RetryAfter > 0 && f.Kind != Throttle && f.Kind != ErrorStorm && f.Kind != QueueFull:
+		add("retry_after", doesNotApply(f.Kind))
+	}
+	switch {
+	case f.Kind == LatencySpike && f.Extra <= 0:
+		add("extra", "must be more than 0 for a latency_spike")
+	case f.Kind != LatencySpike && f.Extra != 0:
+		add("extra", doesNotApply(f.Kind))
+	}
+	switch {
+	case f.AfterChunks < 0:
+		add("after_chunks", "is "+strconv.Itoa(f.AfterChunks)+", want 0 or more")
+	case f.AfterChunks > 0 && f.Kind != Stall && f.Kind != StreamError && f.Kind != Reset:
+		add("after_chunks", doesNotApply(f.Kind))
+	}
+	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset) {
+		add("message", doesNotApply(f.Kind))
+	}
+	return ps
+}
+
+func statusesOf(k FaultKind) []int {
+	switch k {
+	case ErrorStorm:
+		return []int{500, 502, 503, 504, 529}
+	case QueueFull:
+		return []int{429, 503}
+	}
+	return nil
+}
+
+func doesNotApply(k FaultKind) string { return "does not apply to a " + string(k) + " fault" }
+
+func kindList() string {
+	s := make([]string, len(FaultKinds))
+	for i, k := range FaultKinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// writeFault answers a call with fault f, which decides the answer before
+// any byte of a normal one (see upfront), and counts the outcome, before
+// the client can see the answer. rl are the rate-limit headers of the
+// moment.
+func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault, rl rateHeaders) {
+	switch f.Kind {
+	case ErrorStorm:
+		s.stats.finish(OutcomeError)
+		status := cmp.Or(f.Status, http.StatusServiceUnavailable)
+		setRetryAfter(w.Header(), f.RetryAfter)
+		if status == 529 {
+			writeAnthropicError(w, status, "overloaded_error", cmp.Or(f.Message, "Overloaded"))
+		} else {
+			writeError(w, status, "server_error", "", cmp.Or(f.Message, stormMessage(status)))
+		}
+	case Throttle:
+		s.stats.finish(OutcomeThrottled)
+		wait := cmp.Or(f.RetryAfter, time.Second)
+		h := w.Header()
+		rl.exhaust(wait)
+		rl.set(h)
+		setRetryAfter(h, wait)
+		h.Set("Retry-After-Ms", strconv.FormatInt(wait.Milliseconds(), 10))
+		msg := cmp.Or(f.Message, "Rate limit reached for requests. Please try again in "+wait.String()+".")
+		writeError(w, http.StatusTooManyRequests, "requests", "rate_limit_exceeded", msg)
+	case Auth:
+		s.stats.finish(OutcomeAuth)
+		msg := cmp.Or(f.Message, "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.")
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", msg)
+	case QueueFull:
+		s.stats.finish(OutcomeQueueFull)
+		setRetryAfter(w.Header(), f.RetryAfter)
+		msg := cmp.Or(f.Message, "The request queue is full; try again later.")
+		writeError(w, cmp.Or(f.Status, http.StatusTooManyRequests), "server_error", "queue_full", msg)
+	case Hang:
+		released := !s.hold(r)
+		s.stats.finish(OutcomeHang)
+		if released {
+			panic(http.ErrAbortHandler)
+		}
+	case Reset:
+		s.stats.finish(OutcomeReset)
+		if !reset(w) {
+			panic(http.ErrAbortHandler)
+		}
+	default:
+		panic("sim: fault " + string(f.Kind) + " does not decide an answer upfront") // a bug in this package
+	}
+}
+
+// hold sends nothing until the client gives up, and reports true then;
+// false when the Server is closed first.
+func (s *Server) hold(r *http.Request) bool {
+	select {
+	case <-r.Context().Done():
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// reset closes the client's connection at once, with a TCP RST where it
+// can, and reports true; false when the connection cannot be hijacked
+// (HTTP/2, a recorder), for the caller to abort instead.
+func reset(w http.ResponseWriter) bool {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // close with RST, not FIN
+	}
+	conn.Close()
+	return true
+}
+
+func stormMessage(status int) string {
+	switch status {
+	case http.StatusInternalServerError:
+		return "The server had an error while processing your request. Sorry about that!"
+	case http.StatusBadGateway:
+		return "Bad gateway."
+	case http.StatusGatewayTimeout:
+		return "Gateway timeout."
+	}
+	return "The server is overloaded or not ready yet."
+}
+
+// setRetryAfter sets Retry-After to d in whole seconds, rounded up; d ≤ 0
+// sets nothing.
+func setRetryAfter(h http.Header, d time.Duration) {
+	if d > 0 {
+		h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
+}

@@ -1,0 +1,425 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBody bounds the request bodies the API reads.
+const maxBody = 16 << 20
+
+// plan is everything drawn for one call, under Server.mu and in request
+// order: which fault hits it, its latency, the seed of its reply and what
+// the rate limits say.
+type plan struct {
+	id      uint64    // the call's number, from 1
+	now     time.Time // when it was decided
+	fault   Fault     // valid when faulted
+	faulted bool
+	extra   time.Duration // from latency spikes
+	wait    time.Duration // before the answer (non-stream) or first chunk (stream)
+	seed    uint64        // of the reply text
+	limit   admission
+}
+
+// decide draws a call's plan. tokens is what the call takes from the TPM
+// limit: its prompt and reply.
+func (s *Server) decide(stream bool, tokens int) plan {
+	now := s.clk.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	p := plan{id: s.seq, now: now}
+	p.fault, p.faulted, p.extra = s.pickLocked(now.Sub(s.start), stream)
+	p.wait = s.cfg.Latency.firstByte(stream, s.spreadLocked())
+	p.seed = s.rng.Uint64()
+	if p.faulted && upfront(p.fault, stream) {
+		p.limit.headers = s.limits.peekLocked(now) // refused calls take nothing
+	} else {
+		p.limit = s.limits.admitLocked(now, tokens)
+	}
+	return p
+}
+
+// upfront reports whether f decides a call's answer before any byte of a
+// normal answer is sent; the others act inside a stream.
+func upfront(f Fault, stream bool) bool {
+	switch f.Kind {
+	case LatencySpike, Stall, StreamError:
+		return false
+	case Reset:
+		return !stream || f.AfterChunks == 0
+	}
+	return true
+}
+
+// refuse answers a call that a fault or a rate limit refuses before any
+// normal answer, after the extra latency of spikes. It reports whether it
+// answered.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *plan, stream bool) bool {
+	faulted := p.faulted && upfront(p.fault, stream)
+	if !faulted && !p.limit.refused {
+		return false
+	}
+	if err := s.sleep(r.Context(), p.extra); err != nil {
+		s.stats.finish(OutcomeCanceled)
+		return true
+	}
+	if faulted {
+		s.writeFault(w, r, p.fault, p.limit.headers)
+		return true
+	}
+	s.stats.finish(OutcomeRateLimited)
+	a := p.limit
+	h := w.Header()
+	a.headers.set(h)
+	setRetryAfter(h, a.wait)
+	h.Set("Retry-After-Ms", strconv.FormatInt(a.wait.Milliseconds(), 10))
+	writeError(w, http.StatusTooManyRequests, a.which, "rate_limit_exceeded",
+		"Rate limit reached on "+a.which+" per min. Please try again in "+formatReset(a.wait)+".")
+	return true
+}
+
+// chatRequest is the part of a chat completion request the sim reads.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// promptTokens counts a request's prompt as OpenAI roughly does: a token
+// per 4 bytes of each message's text (rounded up), plus 3 per message and
+// 3 for the reply's priming.
+func (r *chatRequest) promptTokens() int {
+	n := 3
+	for _, m := range r.Messages {
+		n += 3 + (textLen(m.Content)+3)/4
+	}
+	return n
+}
+
+// textLen returns the length of a message's text: a string, or the text
+// parts of an array of content parts.
+func textLen(raw json.RawMessage) int {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return len(s)
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		n := 0
+		for _, p := range parts {
+			n += len(p.Text)
+		}
+		return n
+	}
+	return len(raw)
+}
+
+// replyLen returns the reply's length in tokens and its finish reason.
+func (s *Server) replyLen(r *chatRequest) (int, string) {
+	n := s.cfg.Output.tokens()
+	limit := r.MaxCompletionTokens
+	if limit <= 0 {
+		limit = r.MaxTokens
+	}
+	if limit > 0 && limit < n {
+		return limit, "length"
+	}
+	return n, "stop"
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	s.stats.calls.Add(1)
+	var req chatRequest
+	if !s.readRequest(w, r, &req) {
+		return
+	}
+	if len(req.Messages) == 0 {
+		s.badRequest(w, http.StatusBadRequest, "messages", "", "'messages' must be a non-empty array.")
+		return
+	}
+	if !s.checkModel(w, req.Model) {
+		return
+	}
+	prompt := req.promptTokens()
+	s.stats.input.Add(int64(prompt))
+	n, finish := s.replyLen(&req)
+	p := s.decide(req.Stream, prompt+n)
+	if s.refuse(w, r, &p, req.Stream) {
+		return
+	}
+	c := call{id: "chatcmpl-sim-" + strconv.FormatUint(p.id, 10), created: p.now.Unix(), model: req.Model,
+		tokens: replyTokens(p.seed, n), finish: finish, prompt: prompt}
+	if req.Stream {
+		s.stream(w, r, &p, &c, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		return
+	}
+	if err := s.sleep(r.Context(), p.wait+p.extra); err != nil {
+		s.stats.finish(OutcomeCanceled)
+		return
+	}
+	s.stats.bill(prompt, n)
+	s.stats.finish(OutcomeOK)
+	p.limit.headers.set(w.Header())
+	writeJSON(w, http.StatusOK, completion{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []choice{{Message: message{Role: "assistant", Content: strings.Join(c.tokens, "")}, FinishReason: finish}},
+		Usage:   c.usage(n), SystemFingerprint: fingerprint,
+	})
+}
+
+// fingerprint is the system_fingerprint of every answer.
+const fingerprint = "fp_fusebox_sim"
+
+// call is a chat completion being answered.
+type call struct {
+	id      string
+	created int64
+	model   string
+	tokens  []string // the reply
+	finish  string
+	prompt  int // prompt tokens
+}
+
+func (c *call) usage(completionTokens int) usage {
+	return usage{PromptTokens: c.prompt, CompletionTokens: completionTokens, TotalTokens: c.prompt + completionTokens}
+}
+
+type completion struct {
+	ID                string   `json:"id"`
+	Object            string   `json:"object"`
+	Created           int64    `json:"created"`
+	Model             string   `json:"model"`
+	Choices           []choice `json:"choices"`
+	Usage             usage    `json:"usage"`
+	SystemFingerprint string   `json:"system_fingerprint"`
+}
+
+type choice struct {
+	Index        int       `json:"index"`
+	Message      message   `json:"message"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// lorem is the reply vocabulary; spaced and capital hold its words with a
+// leading space and capitalised, so that replies allocate no words.
+var lorem, spaced, capital = vocabulary(`lorem ipsum dolor sit amet consectetur adipiscing elit sed do
+	eiusmod tempor incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud
+	exercitation ullamco laboris nisi aliquip ex ea commodo consequat duis aute irure in
+	reprehenderit voluptate velit esse cillum eu fugiat nulla pariatur excepteur sint occaecat
+	cupidatat non proident sunt culpa qui officia deserunt mollit anim id est laborum`)
+
+func vocabulary(text string) (words, spaced, capital []string) {
+	words = strings.Fields(text)
+	for _, w := range words {
+		spaced = append(spaced, " "+w)
+		capital = append(capital, strings.ToUpper(w[:1])+w[1:])
+	}
+	return words, spaced, capital
+}
+
+// replyTokens returns n tokens of lorem ipsum drawn from seed: a
+// capitalised first word, then words with a leading space, the last one
+// ending with a full stop.
+func replyTokens(seed uint64, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x10e3))
+	out := make([]string, n)
+	out[0] = capital[rng.IntN(len(lorem))]
+	for i := 1; i < n; i++ {
+		out[i] = spaced[rng.IntN(len(lorem))]
+	}
+	out[n-1] += "."
+	return out
+}
+
+type modelList struct {
+	Object string  `json:"object"`
+	Data   []model `json:"data"`
+}
+
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// modelCreated is the created time of every model: 2025-01-01.
+const modelCreated = 1735689600
+
+func (s *Server) modelIDs() []string {
+	if s.cfg.Models != nil {
+		return s.cfg.Models
+	}
+	return DefaultModels
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	ids := s.modelIDs()
+	list := modelList{Object: "list", Data: make([]model, len(ids))}
+	for i, id := range ids {
+		list.Data[i] = model{ID: id, Object: "model", Created: modelCreated, OwnedBy: s.name}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("model")
+	for _, m := range s.modelIDs() {
+		if m == id {
+			writeJSON(w, http.StatusOK, model{ID: id, Object: "model", Created: modelCreated, OwnedBy: s.name})
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
+		"The model `"+id+"` does not exist or you do not have access to it.")
+}
+
+// allowed lists the methods of each fixed path, for 405 answers.
+var allowed = map[string]string{
+	"/v1/chat/completions": "POST",
+	"/v1/embeddings":       "POST",
+	"/v1/models":           "GET",
+	"/sim/faults":          "GET, POST, DELETE",
+	"/sim/stats":           "GET",
+}
+
+// handleNotFound answers what no route takes: 405 on a known path, 404
+// otherwise, both OpenAI-shaped.
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	if methods, ok := allowed[r.URL.Path]; ok {
+		w.Header().Set("Allow", methods)
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
+			"Method "+r.Method+" is not allowed on "+r.URL.Path+" (allowed: "+methods+")")
+		return
+	}
+	writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
+		"Invalid URL ("+r.Method+" "+r.URL.Path+")")
+}
+
+// readRequest decodes a JSON request body into v, or answers 400 (413 when
+// too large) and reports false.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			s.badRequest(w, http.StatusRequestEntityTooLarge, "", "", "The request body is too large.")
+		} else {
+			s.badRequest(w, http.StatusBadRequest, "", "", "Could not read the request body.")
+		}
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		s.badRequest(w, http.StatusBadRequest, "", "",
+			"We could not parse the JSON body of your request. ("+err.Error()+")")
+		return false
+	}
+	return true
+}
+
+// checkModel answers 400 for a missing model and 404 for one the Server
+// does not serve, and reports whether the model is fine.
+func (s *Server) checkModel(w http.ResponseWriter, m string) bool {
+	switch {
+	case m == "":
+		s.badRequest(w, http.StatusBadRequest, "model", "", "You must provide a model parameter.")
+		return false
+	case s.models != nil && !s.models[m]:
+		s.badRequest(w, http.StatusNotFound, "model", "model_not_found",
+			"The model `"+m+"` does not exist or you do not have access to it.")
+		return false
+	}
+	return true
+}
+
+// badRequest answers a call the sim cannot take and counts it.
+func (s *Server) badRequest(w http.ResponseWriter, status int, param, code, msg string) {
+	s.stats.finish(OutcomeBadRequest)
+	writeErrorParam(w, status, "invalid_request_error", code, param, msg)
+}
+
+// writeError writes OpenAI's error shape:
+// {"error":{"message":…,"type":…,"param":null,"code":…}}.
+func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	writeErrorParam(w, status, typ, code, "", msg)
+}
+
+func writeErrorParam(w http.ResponseWriter, status int, typ, code, param, msg string) {
+	type body struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	}
+	b := body{Message: msg, Type: typ}
+	if param != "" {
+		b.Param = &param
+	}
+	if code != "" {
+		b.Code = &code
+	}
+	writeJSON(w, status, struct {
+		Error body `json:"error"`
+	}{b})
+}
+
+// writeAnthropicError writes Anthropic's error shape:
+// {"type":"error","error":{"type":…,"message":…}}.
+func writeAnthropicError(w http.ResponseWriter, status int, typ, msg string) {
+	type body struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	writeJSON(w, status, struct {
+		Type  string `json:"type"`
+		Error body   `json:"error"`
+	}{"error", body{typ, msg}})
+}
+
+// writeJSON writes v as a JSON answer with its length.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		panic("sim: " + err.Error()) // the package's own types always marshal
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}

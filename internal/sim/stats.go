@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"maps"
+	"sync/atomic"
+)
+
+// Outcome is how a call ended, as counted in Stats.
+type Outcome string
+
+// The outcomes of calls.
+const (
+	OutcomeOK          Outcome = "ok"           // a complete answer
+	OutcomeError       Outcome = "error"        // an error_storm answer
+	OutcomeThrottled   Outcome = "throttled"    // a throttle fault's 429
+	OutcomeRateLimited Outcome = "rate_limited" // a 429 from Limits
+	OutcomeQueueFull   Outcome = "queue_full"   // a queue_full fault
+	OutcomeAuth        Outcome = "auth"         // an auth fault's 401
+	OutcomeHang        Outcome = "hang"         // hung until the client gave up
+	OutcomeStall       Outcome = "stall"        // a stream stalled until the client gave up
+	OutcomeReset       Outcome = "reset"        // the connection was reset
+	OutcomeStreamError Outcome = "stream_error" // an error event inside a 200 stream
+	OutcomeCanceled    Outcome = "canceled"     // the client gave up while waiting for a normal answer
+	OutcomeBadRequest  Outcome = "bad_request"  // a 4xx for a bad body, path or model
+)
+
+// outcomes lists every Outcome; counters are indexed by position in it.
+var outcomes = [...]Outcome{
+	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
+	OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeCanceled, OutcomeBadRequest,
+}
+
+// Stats counts the API calls a Server received (chat completions and
+// embeddings; not /v1/models or /sim/).
+type Stats struct {
+	// Name is the Server's name.
+	Name string `json:"name"`
+	// Calls counts calls received. Those still running are in Calls but
+	// not yet in Outcomes.
+	Calls int64 `json:"calls"`
+	// Outcomes counts finished calls by how they ended; every Outcome is
+	// present, zero or not.
+	Outcomes map[Outcome]int64 `json:"outcomes"`
+	// InputTokens counts the prompt tokens of every call received, answered
+	// or not: what the calls sent to this provider carried.
+	InputTokens int64 `json:"input_tokens"`
+	// BilledInputTokens counts the prompt tokens of calls that got a 200
+	// answer, complete or cut, as a provider would bill them.
+	BilledInputTokens int64 `json:"billed_input_tokens"`
+	// BilledOutputTokens counts the reply tokens sent in 200 answers.
+	BilledOutputTokens int64 `json:"billed_output_tokens"`
+}
+
+// Finished returns the number of calls that have ended: the sum of
+// Outcomes.
+func (s Stats) Finished() int64 {
+	var n int64
+	for _, v := range s.Outcomes {
+		n += v
+	}
+	return n
+}
+
+// Sub returns s minus an earlier snapshot: what happened between them.
+func (s Stats) Sub(earlier Stats) Stats {
+	d := s
+	d.Outcomes = maps.Clone(s.Outcomes)
+	for k, v := range earlier.Outcomes {
+		d.Outcomes[k] -= v
+	}
+	d.Calls -= earlier.Calls
+	d.InputTokens -= earlier.InputTokens
+	d.BilledInputTokens -= earlier.BilledInputTokens
+	d.BilledOutputTokens -= earlier.BilledOutputTokens
+	return d
+}
+
+// counters are a Server's live counts, updated without a lock.
+type counters struct {
+	calls     atomic.Int64
+	outcomes  [len(outcomes)]atomic.Int64
+	input     atomic.Int64
+	billedIn  atomic.Int64
+	billedOut atomic.Int64
+}
+
+func (c *counters) finish(o Outcome) {
+	for i, x := range outcomes {
+		if x == o {
+			c.outcomes[i].Add(1)
+			return
+		}
+	}
+	panic("sim: unknown outcome " + string(o)) // a bug in this package
+}
+
+// bill counts a 200 answer's tokens.
+func (c *counters) bill(in, out int) {
+	c.billedIn.Add(int64(in))
+	c.billedOut.Add(int64(out))
+}
+
+// Stats returns a snapshot of the Server's counts. Counters are read one by
+// one, so a snapshot taken while calls run may be a call apart between
+// fields; Outcomes never count more calls than Calls.
+func (s *Server) Stats() Stats {
+	st := Stats{Name: s.name, Outcomes: make(map[Outcome]int64, len(outcomes))}
+	for i, o := range outcomes {
+		st.Outcomes[o] = s.stats.outcomes[i].Load()
+	}
+	st.Calls = s.stats.calls.Load()
+	st.InputTokens = s.stats.input.Load()
+	st.BilledInputTokens = s.stats.billedIn.Load()
+	st.BilledOutputTokens = s.stats.billedOut.Load()
+	return st
+}
