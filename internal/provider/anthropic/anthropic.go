@@ -1,0 +1,250 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/router"
+)
+
+// Defaults of Config.
+const (
+	// DefaultBaseURL is Anthropic's API root.
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultVersion is the anthropic-version header sent when
+	// Config.Version is empty.
+	DefaultVersion = "2023-06-01"
+	// FallbackMaxTokens is max_tokens for a request that omits it and a
+	// model that neither Config.DefaultMaxTokens nor the built-in table
+	// knows.
+	FallbackMaxTokens = 4096
+)
+
+// builtinMaxTokens is max_tokens, by model name prefix, for requests that
+// omit it: enough for a long answer, far below each model's output limit so
+// that a forgotten max_tokens does not make a minutes-long call.
+var builtinMaxTokens = []struct {
+	prefix string
+	n      int
+}{
+	{"claude-3-haiku", 4096},
+	{"claude-3-opus", 4096},
+	{"claude-3-sonnet", 4096},
+	{"claude-3-5-", 8192},
+	{"claude-3-7-", 8192},
+	{"claude-sonnet-", 8192},
+	{"claude-opus-", 8192},
+	{"claude-haiku-", 8192},
+}
+
+// Config is one Anthropic provider. The zero value of each field means its
+// documented default.
+type Config struct {
+	// BaseURL is the API root; requests go to BaseURL + "/v1/messages".
+	// "": DefaultBaseURL.
+	BaseURL string
+	// Version is the anthropic-version header. "": DefaultVersion.
+	Version string
+	// Beta lists anthropic-beta flags, sent comma-separated. nil: none.
+	Beta []string
+	// Header is sent with every request, before the headers this package
+	// sets (x-api-key, anthropic-version, anthropic-beta, content-type).
+	Header http.Header
+	// Connect bounds dialing and the TLS handshake. 0: 10 s.
+	Connect time.Duration
+	// Transport sends the requests. nil: a transport of its own, tuned for
+	// many long-lived connections to one host.
+	Transport http.RoundTripper
+	// DefaultMaxTokens is max_tokens for requests that omit both
+	// max_tokens and max_completion_tokens (Anthropic requires it), keyed
+	// by model: an exact model name wins, then the longest key that is a
+	// prefix of the model. Models it does not cover use a built-in table
+	// (8192 for Claude 3.5 and later, 4096 for Claude 3), then
+	// FallbackMaxTokens. Values below 1 are ignored.
+	DefaultMaxTokens map[string]int
+	// Clock gives the "created" time of translated answers. nil: real time.
+	Clock clock.Clock
+}
+
+// Upstream sends OpenAI-format calls to Anthropic's Messages API and
+// answers in OpenAI's format. It is safe for concurrent use.
+type Upstream struct {
+	endpoint  string
+	version   string
+	beta      string
+	header    http.Header
+	rt        http.RoundTripper
+	maxTokens map[string]int
+	clk       clock.Clock
+}
+
+var _ router.Upstream = (*Upstream)(nil)
+
+// New returns an Upstream, or an error naming the bad field.
+func New(c Config) (*Upstream, error) {
+	base := c.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: base URL %q: want an absolute http or https URL", c.BaseURL)
+	}
+	for _, b := range c.Beta {
+		if b == "" || strings.ContainsAny(b, ",\r\n") {
+			return nil, fmt.Errorf("anthropic: beta flag %q: want a non-empty name without commas", b)
+		}
+	}
+	version := c.Version
+	if version == "" {
+		version = DefaultVersion
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = newTransport(c.Connect)
+	}
+	return &Upstream{
+		endpoint:  strings.TrimSuffix(base, "/") + "/v1/messages",
+		version:   version,
+		beta:      strings.Join(c.Beta, ","),
+		header:    c.Header,
+		rt:        rt,
+		maxTokens: c.DefaultMaxTokens,
+		clk:       c.Clock,
+	}, nil
+}
+
+func newTransport(connect time.Duration) *http.Transport {
+	if connect == 0 {
+		connect = 10 * time.Second
+	}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   connect,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+// Send translates the call's OpenAI chat body to a Messages request, sends
+// it, and returns the answer in OpenAI's format:
+//
+//   - a 2xx answer becomes a chat.completion body, or for a stream a
+//     text/event-stream of chat.completion.chunk events ending in
+//     data: [DONE] (an in-stream error ends it without [DONE]);
+//   - any other answer is returned unchanged (status, headers including
+//     anthropic-ratelimit-* and retry-after, body) for aierr to classify;
+//   - a request that cannot be translated faithfully gets a 400 answer
+//     with an OpenAI error body naming the field, and nothing is sent;
+//   - the "/embeddings" path (Anthropic has no embeddings API) and any
+//     other path get a 400 answer with code "unsupported_operation".
+//
+// The error is non-nil only when nothing could be sent or received.
+func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
+	if c.Path != "/chat/completions" {
+		return errorResponse(nil, http.StatusBadRequest, "invalid_request_error", CodeUnsupportedOperation, "",
+			"anthropic: Anthropic has no "+c.Path+" endpoint; route this model to an OpenAI-compatible target"), nil
+	}
+	tr, err := translateRequest(c.Body, u.defaultMaxTokens)
+	if err != nil {
+		return requestErrorResponse(err.(*RequestError)), nil
+	}
+	stream := tr.stream || c.Stream
+	if stream && !tr.stream {
+		tr.body = forceStream(tr.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.endpoint, bytes.NewReader(tr.body))
+	if err != nil {
+		return nil, err
+	}
+	u.setHeaders(req.Header, c, stream)
+	resp, err := u.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, nil
+	}
+	created := u.now().Unix()
+	if stream {
+		return streamResponse(resp, tr.includeUsage, created), nil
+	}
+	return messageResponse(resp, created)
+}
+
+func (u *Upstream) setHeaders(h http.Header, c *router.Call, stream bool) {
+	for k, v := range u.header {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	h.Set("Anthropic-Version", u.version)
+	if u.beta != "" {
+		h.Set("Anthropic-Beta", u.beta)
+	}
+	if c.Key != "" {
+		h.Set("X-Api-Key", c.Key)
+	}
+	if c.IdempotencyKey != "" {
+		h.Set("Idempotency-Key", c.IdempotencyKey)
+	}
+}
+
+// forceStream sets "stream": true in a translated body that lacks it; the
+// body always starts with {"model":.
+func forceStream(body []byte) []byte {
+	out := make([]byte, 0, len(body)+15)
+	out = append(out, `{"stream":true,`...)
+	return append(out, body[1:]...)
+}
+
+// defaultMaxTokens is max_tokens for a request that has none.
+func (u *Upstream) defaultMaxTokens(model string) int {
+	if n := u.maxTokens[model]; n > 0 {
+		return n
+	}
+	best, n := -1, 0
+	for k, v := range u.maxTokens {
+		if v > 0 && len(k) > best && strings.HasPrefix(model, k) {
+			best, n = len(k), v
+		}
+	}
+	if best >= 0 {
+		return n
+	}
+	for _, e := range builtinMaxTokens {
+		if strings.HasPrefix(model, e.prefix) {
+			return e.n
+		}
+	}
+	return FallbackMaxTokens
+}
+
+func (u *Upstream) now() time.Time {
+	if u.clk == nil {
+		return time.Now()
+	}
+	return u.clk.Now()
+}
+
+// CloseIdle closes idle connections, for shutdown and tests.
+func (u *Upstream) CloseIdle() {
+	if t, ok := u.rt.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
