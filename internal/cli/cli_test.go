@@ -89,3 +89,19 @@ func TestServeRefusesBrokenConfigAndStopsCleanly(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The demo starts, serves its trickle with no client-visible error before
+// any outage, prints its URLs and stops at --duration.
+func TestDemoRunsAndStops(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(context.Background(), []string{"demo", "--duration", "1500ms", "--rate", "20", "--cycle", "1h", "--summary", "500ms"}, &out, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s := out.String()
+	for _, want := range []string{"/dashboard?token=", "/metrics", "outage cycle 1 begins", "done: requests", "errors seen by clients 0", "served by: primary"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, s)
+		}
+	}
+}

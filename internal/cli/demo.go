@@ -1,0 +1,358 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/gateway"
+	"github.com/fuseboxhq/fusebox/internal/sim"
+	"github.com/spf13/cobra"
+)
+
+type demoOptions struct {
+	listen   string
+	duration time.Duration
+	rate     float64
+	cycle    time.Duration
+	every    time.Duration
+}
+
+func demoCommand() *cobra.Command {
+	var o demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the gateway against three simulated providers through a scripted outage (no keys, no network)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:0", "gateway address (loopback; port 0 picks a free one)")
+	cmd.Flags().DurationVar(&o.duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
+	cmd.Flags().Float64Var(&o.rate, "rate", 5, "client requests per second")
+	cmd.Flags().DurationVar(&o.cycle, "cycle", 40*time.Second, "length of the scripted outage cycle")
+	cmd.Flags().DurationVar(&o.every, "summary", 5*time.Second, "how often to print a summary line")
+	return cmd
+}
+
+// demoProvider is one simulated provider of the demo.
+type demoProvider struct {
+	name, model   string
+	input, output float64 // USD per million tokens
+	latency       sim.Latency
+	srv           *sim.Server
+	url           string
+}
+
+func demoProviders() []*demoProvider {
+	return []*demoProvider{
+		{name: "primary", model: "frontier-large", input: 15, output: 75,
+			latency: sim.Latency{Median: 250 * time.Millisecond, P99: 900 * time.Millisecond, TTFB: 120 * time.Millisecond, TokensPerSecond: 200}},
+		{name: "secondary", model: "midsize", input: 2, output: 8,
+			latency: sim.Latency{Median: 180 * time.Millisecond, P99: 600 * time.Millisecond, TTFB: 90 * time.Millisecond, TokensPerSecond: 300}},
+		{name: "cheap", model: "small-fast", input: 0.27, output: 1.1,
+			latency: sim.Latency{Median: 120 * time.Millisecond, P99: 400 * time.Millisecond, TTFB: 60 * time.Millisecond, TokensPerSecond: 400}},
+	}
+}
+
+// outage returns the faults of one cycle: the primary answers 503 to every
+// call from 25% to 55% of the cycle; the secondary throttles half its calls
+// (Retry-After 5 s) from 40% to 65%.
+func outage(cycle time.Duration) map[string][]sim.Fault {
+	at := func(f float64) time.Duration { return time.Duration(f * float64(cycle)) }
+	return map[string][]sim.Fault{
+		"primary":   {{Kind: sim.ErrorStorm, Status: 503, Fraction: 1, From: at(0.25), To: at(0.55)}},
+		"secondary": {{Kind: sim.Throttle, RetryAfter: 5 * time.Second, Fraction: 0.5, From: at(0.40), To: at(0.65)}},
+	}
+}
+
+func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
+	if o.rate <= 0 || o.cycle <= 0 {
+		return fmt.Errorf("demo: --rate and --cycle must be positive")
+	}
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	start := time.Now()
+	stamp := func() string { return fmt.Sprintf("%6.1fs", time.Since(start).Seconds()) }
+	var mu sync.Mutex // serialises output lines
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, stamp()+"  "+format+"\n", args...)
+	}
+
+	provs := demoProviders()
+	var servers []*http.Server
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+		for _, p := range provs {
+			if p.srv != nil {
+				p.srv.Close()
+			}
+		}
+	}()
+	for i, p := range provs {
+		s, err := sim.New(sim.Config{Name: p.name, Seed: uint64(i + 1), Latency: p.latency, Output: sim.Output{Tokens: 60}})
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(ln)
+		p.srv, p.url, servers = s, "http://"+ln.Addr().String()+"/v1", append(servers, hs)
+	}
+
+	token := randomToken()
+	cfg, err := config.Parse("demo", []byte(demoConfig(o.listen, token, provs)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		return fmt.Errorf("demo: configuration: %w", err)
+	}
+	gw, err := gateway.New(gateway.Options{
+		Config: cfg,
+		Logger: discardLogger(),
+		OnTransition: func(t breaker.Transition) {
+			extra := ""
+			if t.To == breaker.StateOpen {
+				extra = fmt.Sprintf(", next probe in %v", time.Until(t.OpenUntil).Round(100*time.Millisecond))
+			}
+			say("breaker %-26s %s -> %s (%s%s)", t.Name, t.From, t.To, t.Reason, extra)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	gctx, stopGateway := context.WithCancel(context.Background())
+	gdone := make(chan error, 1)
+	go func() { gdone <- gw.ListenAndServe(gctx, ln, 5*time.Second) }()
+
+	fmt.Fprintf(out, "Fusebox demo: a gateway in front of three simulated providers, no keys, no network.\n")
+	fmt.Fprintf(out, "  model \"smart\" = primary/%s ($15/$75 per Mtok) -> secondary/%s ($2/$8) -> cheap/%s ($0.27/$1.10)\n",
+		provs[0].model, provs[1].model, provs[2].model)
+	fmt.Fprintf(out, "  every %v: primary answers 503 from %v to %v; secondary throttles half its calls from %v to %v\n",
+		o.cycle, o.cycle/4, o.cycle*55/100, o.cycle*40/100, o.cycle*65/100)
+	fmt.Fprintf(out, "  API        %s/v1   (try: curl %s/v1/chat/completions -d '{\"model\":\"smart\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}')\n", base, base)
+	fmt.Fprintf(out, "  dashboard  %s/dashboard?token=%s\n", base, token)
+	fmt.Fprintf(out, "  metrics    %s/metrics\n", base)
+	fmt.Fprintf(out, "  Ctrl-C to stop.\n\n")
+
+	var tally demoTally
+	var wg sync.WaitGroup
+	wg.Go(func() { scriptOutages(ctx, o.cycle, provs, say) })
+	wg.Go(func() { trickle(ctx, base, o.rate, provs, &tally) })
+	ticker := time.NewTicker(o.every)
+	defer ticker.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-ticker.C:
+			say("%s", tally.line())
+		}
+	}
+	wg.Wait()
+	stopGateway()
+	gerr := <-gdone
+	fmt.Fprintf(out, "\n%s  done: %s\n", stamp(), tally.line())
+	return gerr
+}
+
+// scriptOutages applies the outage cycle to the simulators, again at the
+// start of every cycle, until ctx ends.
+func scriptOutages(ctx context.Context, cycle time.Duration, provs []*demoProvider, say func(string, ...any)) {
+	faults := outage(cycle)
+	t := time.NewTicker(cycle)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		for _, p := range provs {
+			if err := p.srv.SetFaults(faults[p.name]); err != nil {
+				say("demo: setting faults on %s: %v", p.name, err)
+			}
+		}
+		say("outage cycle %d begins", n)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// demoTally counts what the demo's client saw.
+type demoTally struct {
+	requests, errors atomic.Int64
+	mu               sync.Mutex
+	served           map[string]int
+	cost             float64
+}
+
+func (t *demoTally) record(target string, cost float64, failed bool) {
+	t.requests.Add(1)
+	if failed {
+		t.errors.Add(1)
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.served == nil {
+		t.served = map[string]int{}
+	}
+	t.served[target]++
+	t.cost += cost
+}
+
+func (t *demoTally) line() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var names []string
+	for n := range t.served {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var served []string
+	for _, n := range names {
+		served = append(served, fmt.Sprintf("%s %d", strings.SplitN(n, "/", 2)[0], t.served[n]))
+	}
+	return fmt.Sprintf("requests %d, errors seen by clients %d, served by: %s; cost $%.4f",
+		t.requests.Load(), t.errors.Load(), strings.Join(served, ", "), t.cost)
+}
+
+// trickle sends requests at rate per second until ctx ends: every fourth
+// is streamed.
+func trickle(ctx context.Context, base string, rate float64, provs []*demoProvider, tally *demoTally) {
+	prices := map[string][2]float64{}
+	for _, p := range provs {
+		prices[p.name+"/"+p.model] = [2]float64{p.input, p.output}
+	}
+	client := &http.Client{Timeout: 60 * time.Second}
+	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		stream := n%4 == 3
+		wg.Go(func() {
+			target, usage, err := demoCall(ctx, client, base, stream)
+			if ctx.Err() != nil {
+				return // stopping: not a failure the client would see
+			}
+			p := prices[target]
+			tally.record(target, (float64(usage[0])*p[0]+float64(usage[1])*p[1])/1e6, err != nil)
+		})
+	}
+}
+
+// demoCall sends one request and returns the target that served, the
+// prompt and completion tokens, and any error the client would see.
+func demoCall(ctx context.Context, c *http.Client, base string, stream bool) (string, [2]int, error) {
+	body := `{"model":"smart","messages":[{"role":"user","content":"Explain circuit breakers in one paragraph."}]`
+	if stream {
+		body += `,"stream":true,"stream_options":{"include_usage":true}`
+	}
+	body += "}"
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", [2]int{}, err
+	}
+	defer resp.Body.Close()
+	target := resp.Header.Get("X-Fusebox-Target")
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return target, [2]int{}, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	var u struct {
+		Usage *struct {
+			Prompt     int `json:"prompt_tokens"`
+			Completion int `json:"completion_tokens"`
+		} `json:"usage"`
+		Error any `json:"error"`
+	}
+	if !stream {
+		if err := json.NewDecoder(resp.Body).Decode(&u); err != nil || u.Usage == nil {
+			return target, [2]int{}, fmt.Errorf("bad answer: %v", err)
+		}
+		return target, [2]int{u.Usage.Prompt, u.Usage.Completion}, nil
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var usage [2]int
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data: ")) {
+			continue
+		}
+		data := line[len("data: "):]
+		if string(data) == "[DONE]" {
+			return target, usage, nil
+		}
+		u.Usage, u.Error = nil, nil
+		if json.Unmarshal(data, &u) == nil {
+			if u.Error != nil {
+				return target, usage, fmt.Errorf("stream error: %s", data)
+			}
+			if u.Usage != nil {
+				usage = [2]int{u.Usage.Prompt, u.Usage.Completion}
+			}
+		}
+	}
+	return target, usage, fmt.Errorf("stream ended without [DONE]: %v", sc.Err())
+}
+
+// demoConfig is the gateway configuration of the demo, as YAML, so it goes
+// through the same parsing and validation as a user's file.
+func demoConfig(listen, token string, provs []*demoProvider) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen: %q\nadmin_token: %q\nproviders:\n", listen, token)
+	for _, p := range provs {
+		fmt.Fprintf(&b, "  %s: {type: openai, base_url: %q, keys: [sim-key]}\n", p.name, p.url)
+	}
+	b.WriteString("models:\n  - name: smart\n    strategy: fallback\n    targets:\n")
+	for _, p := range provs {
+		fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", p.name, p.model, p.input, p.output)
+	}
+	b.WriteString(`    breaker: {window: 10s, min_calls: 5, failure_rate: 0.5, consecutive: 3, open: 3s, open_backoff: 1.5, max_open: 10s, probes: 1}
+    retry: {attempts: 2, base: 100ms, max: 1s, budget: 0.2}
+    timeouts: {ttfb: 3s, idle: 5s, total: 30s}
+`)
+	return b.String()
+}
+
+func randomToken() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
