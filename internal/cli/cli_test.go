@@ -105,3 +105,20 @@ func TestDemoRunsAndStops(t *testing.T) {
 		}
 	}
 }
+
+func TestMockServesAScenarioAndStops(t *testing.T) {
+	var out bytes.Buffer
+	bad := write(t, "name: x\nfaults:\n  - {kind: error_storm, status: 418}\n")
+	if err := Run(context.Background(), []string{"mock", "--scenario", bad}, &out, &out); err == nil || !strings.Contains(out.String(), ":3:") {
+		t.Fatalf("bad scenario: %v\n%s", err, out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // already over: mock starts, then stops at once
+	out.Reset()
+	if err := Run(ctx, []string{"mock", "--listen", "127.0.0.1:0", "--scenario", "../../examples/scenarios/outage.yaml"}, &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "simulated provider") {
+		t.Fatalf("output %q", out.String())
+	}
+}

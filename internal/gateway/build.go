@@ -7,6 +7,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/provider/openai"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
@@ -16,14 +17,20 @@ import (
 func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, error) {
 	var spec router.Spec
 	for name, p := range cfg.Providers {
-		if p.Type != config.TypeOpenAI {
-			return spec, fmt.Errorf("provider %s: type %s is not supported by this version (only openai-compatible providers)", name, p.Type)
-		}
 		header := http.Header{}
 		for k, v := range p.Headers {
 			header.Set(k, v.Value())
 		}
-		up, err := openai.New(openai.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
+		var up router.Upstream
+		var err error
+		switch p.Type {
+		case config.TypeOpenAI:
+			up, err = openai.New(openai.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
+		case config.TypeAnthropic:
+			up, err = anthropic.New(anthropic.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
+		default:
+			err = fmt.Errorf("type %s is not supported", p.Type)
+		}
 		if err != nil {
 			return spec, fmt.Errorf("provider %s: %w", name, err)
 		}

@@ -221,6 +221,9 @@ func TestFailBeforeCommitContinues(t *testing.T) {
 		t.Fatal(at2, err)
 	}
 	at2.Succeed(time.Millisecond)
+	if len(w.Skips) != 1 || !strings.HasPrefix(w.Skips[0].Reason, "outage") {
+		t.Fatalf("skips %+v: want the stream's failure recorded", w.Skips)
+	}
 	if s := r.Targets()[0].Breaker().Snapshot(); s.Totals.Failed != 1 {
 		t.Fatalf("pre-commit failure not counted: %+v", s.Totals)
 	}

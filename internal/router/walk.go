@@ -363,6 +363,7 @@ func (a *Attempt) Fail(v aierr.Verdict) {
 		return
 	}
 	a.release()
+	a.Verdict = v
 	a.report(v)
 	a.w.after(a)
 	a.Final = false
