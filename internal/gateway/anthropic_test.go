@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"fmt"
+
+	anthropicsdk "github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"io"
 	"net/http"
 	"strings"
@@ -90,5 +93,77 @@ func TestAnthropicOverloadFailsOver(t *testing.T) {
 	got, err := c.Chat.Completions.New(t.Context(), params("smart"))
 	if err != nil || text(got) != "hello from openai" {
 		t.Fatalf("%q, %v", text(got), err)
+	}
+}
+
+// The official Anthropic client, pointed at the gateway, served by an
+// OpenAI-compatible target and by an Anthropic one, streamed and not.
+func TestAnthropicClientThroughGateway(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml func(claude, oai string) string
+		want string
+	}{
+		{"openai-target", func(claude, oai string) string {
+			return fmt.Sprintf("providers:\n  openai: {type: openai, base_url: %q, keys: [k]}\nmodels:\n  - {name: smart, targets: [{provider: openai, model: gpt-4.1}]}\n", oai)
+		}, "hello from openai"},
+		{"anthropic-target", func(claude, oai string) string {
+			return fmt.Sprintf(anthropicLadder, claude, oai)
+		}, "hello from claude"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claude := newUpstream(t, anthropicOK("hello from claude"))
+			oai := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if r.Header.Get("Accept") == "text/event-stream" {
+					streamOf([]string{"hello ", "from ", "openai"}, nil)(w, r, n)
+					return
+				}
+				chatOK("openai")(w, r, n)
+			})
+			_, gw := start(t, Options{}, tc.yaml(claude.URL, oai.URL+"/v1"))
+			client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+			params := anthropicsdk.MessageNewParams{
+				Model: "smart", MaxTokens: 100,
+				Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))},
+			}
+			msg, err := client.Messages.New(t.Context(), params)
+			if err != nil || len(msg.Content) == 0 || msg.Content[0].Text != tc.want || msg.Model != "smart" {
+				t.Fatalf("message %+v, %v", msg, err)
+			}
+			st := client.Messages.NewStreaming(t.Context(), params)
+			var b strings.Builder
+			for st.Next() {
+				if ev := st.Current(); ev.Type == "content_block_delta" {
+					b.WriteString(ev.Delta.Text)
+				}
+			}
+			if st.Err() != nil || b.String() != tc.want {
+				t.Fatalf("stream %q, %v", b.String(), st.Err())
+			}
+		})
+	}
+}
+
+// Errors come back in Anthropic's shape.
+func TestMessagesErrorsInAnthropicShape(t *testing.T) {
+	oai := newUpstream(t, status(400, "invalid_request_error"))
+	_, gw := start(t, Options{}, fmt.Sprintf("providers:\n  openai: {type: openai, base_url: %q, keys: [k]}\nmodels:\n  - {name: smart, targets: [{provider: openai, model: gpt-4.1}]}\n", oai.URL+"/v1"))
+	for _, tc := range []struct {
+		body, typ, msg string
+		status         int
+	}{
+		{`{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "not_found_error", "The model `nope` does not exist", 404},
+		{`{"model":"smart","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "invalid_request_error", "upstream says 400", 400},
+		{`{"max_tokens":5,"messages":[]}`, "invalid_request_error", "model", 400},
+	} {
+		resp, err := http.Post(gw.URL+"/v1/messages", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), `"type":"`+tc.typ+`"`) || !strings.Contains(string(b), tc.msg) {
+			t.Errorf("%s: %d %s", tc.body, resp.StatusCode, b)
+		}
 	}
 }

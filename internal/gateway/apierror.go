@@ -34,10 +34,6 @@ func writeError(w http.ResponseWriter, status int, typ, code, param, msg string)
 	w.Write(body)
 }
 
-func badRequest(w http.ResponseWriter, param, msg string) {
-	writeError(w, http.StatusBadRequest, "invalid_request_error", "", param, msg)
-}
-
 // retryAfter formats a wait as whole seconds, rounded up, at least 1.
 func retryAfter(d time.Duration) string {
 	s := int64((d + time.Second - 1) / time.Second)

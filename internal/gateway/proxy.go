@@ -11,28 +11,45 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aireq"
+	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
 // exchange is one client request on its way through the gateway.
 type exchange struct {
-	s       *Server
-	w       http.ResponseWriter
-	r       *http.Request
-	id      string
-	start   time.Time
-	alias   *router.Alias
-	walk    *router.Walk
-	stream  bool
-	hasMsgs bool
+	s      *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	id     string
+	start  time.Time
+	alias  *router.Alias
+	walk   *router.Walk
+	stream bool
+	// messages: the client speaks Anthropic's Messages API; model is the
+	// model it asked for, named in translated answers.
+	messages bool
+	model    string
+}
+
+// error writes an error in the client's API's shape.
+func (x *exchange) error(status int, typ, code, param, msg string) {
+	if x.messages {
+		writeAnthropicError(x.w, status, msg)
+		return
+	}
+	writeError(x.w, status, typ, code, param, msg)
+}
+
+func (x *exchange) badRequest(param, msg string) {
+	x.error(http.StatusBadRequest, "invalid_request_error", "", param, msg)
 }
 
 // handleProxy serves an operation that goes to a target: chat completions
 // (which may stream) and embeddings.
-func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
+func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		w := &recorder{ResponseWriter: rw}
-		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now()}
+		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
 		defer func() {
 			if x.alias != nil {
 				s.metrics.Request(x.alias.Name, w.code(), s.since(x.start))
@@ -47,12 +64,22 @@ func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
+				x.error(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
 					"Request body too large: the limit is "+strconv.FormatInt(s.maxBody, 10)+" bytes.")
 				return
 			}
-			badRequest(w, "", "Could not read the request body: "+err.Error())
+			x.badRequest("", "Could not read the request body: "+err.Error())
 			return
+		}
+		if messages {
+			if x.model = string(aireq.Scan(body).Model); x.model == "" {
+				x.badRequest("model", "model: Field required")
+				return
+			}
+			if body, err = anthropic.FromMessagesRequest(body); err != nil {
+				x.badRequest("", err.Error())
+				return
+			}
 		}
 		f, ok := x.validate(body, chat)
 		if !ok {
@@ -60,13 +87,13 @@ func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
 		}
 		model := string(f.Model)
 		if c != nil && c.models != nil && !c.models[model] {
-			writeError(w, http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
+			x.error(http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
 				"Your key is not allowed to use the model `"+model+"`.")
 			return
 		}
 		alias, ok := s.router.Lookup(model)
 		if !ok {
-			writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+			x.error(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
 				"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
 			return
 		}
@@ -94,21 +121,21 @@ func (s *Server) handleProxy(path string, chat bool) http.HandlerFunc {
 func (x *exchange) validate(body []byte, chat bool) (aireq.Fields, bool) {
 	f := aireq.Scan(body)
 	if !f.Object || !json.Valid(body) {
-		badRequest(x.w, "", "We could not parse the JSON body of your request. The body must be a JSON object.")
+		x.badRequest("", "We could not parse the JSON body of your request. The body must be a JSON object.")
 		return f, false
 	}
 	if len(f.Model) == 0 {
-		badRequest(x.w, "model", "You must provide a model parameter.")
+		x.badRequest("model", "You must provide a model parameter.")
 		return f, false
 	}
 	if chat {
 		switch f.Messages {
 		case '[':
 		case 0, 'n':
-			badRequest(x.w, "messages", "Missing required parameter: 'messages'.")
+			x.badRequest("messages", "Missing required parameter: 'messages'.")
 			return f, false
 		default:
-			badRequest(x.w, "messages", "Invalid type for 'messages': expected an array.")
+			x.badRequest("messages", "Invalid type for 'messages': expected an array.")
 			return f, false
 		}
 	}
@@ -123,6 +150,10 @@ func (x *exchange) serve(ctx context.Context) {
 		return
 	}
 	x.headers(a, x.s.clk.Now())
+	if x.messages {
+		x.serveMessages(a)
+		return
+	}
 	h := x.w.Header()
 	for _, k := range []string{"Content-Type", "Retry-After", "X-Request-Id"} {
 		if v := a.Resp.Header.Get(k); v != "" && k != "X-Request-Id" {
@@ -188,15 +219,15 @@ func (x *exchange) fail(err error) {
 			x.w.Header().Set("X-Fusebox-Tried", tried)
 		}
 		x.w.Header().Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
-		writeError(x.w, http.StatusServiceUnavailable, "service_unavailable", "no_target_available", "",
+		x.error(http.StatusServiceUnavailable, "service_unavailable", "no_target_available", "",
 			"Fusebox could not get an answer for model `"+nt.Alias+"` from any of its targets: "+describeSkips(nt.Skips)+".")
 	case x.r.Context().Err() != nil:
 		// The client has gone: nobody to answer.
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(x.w, http.StatusGatewayTimeout, "timeout", "request_timeout", "",
+		x.error(http.StatusGatewayTimeout, "timeout", "request_timeout", "",
 			"The request took longer than the model's total timeout ("+x.alias.Total().String()+").")
 	default:
-		writeError(x.w, http.StatusBadGateway, "upstream_error", "", "", err.Error())
+		x.error(http.StatusBadGateway, "upstream_error", "", "", err.Error())
 	}
 }
 

@@ -103,8 +103,9 @@ func New(o Options) (*Server, error) {
 	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true))
-	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
+	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
+	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.Handle("GET /metrics", m.Handler())
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)

@@ -47,6 +47,12 @@ func (x *exchange) serveStream(ctx context.Context) {
 // passFinal returns a client error as the upstream gave it.
 func (x *exchange) passFinal(a *router.Attempt) {
 	x.headers(a, x.s.clk.Now())
+	if x.messages {
+		body, _ := io.ReadAll(io.LimitReader(a.Resp.Body, 1<<20))
+		a.Resp.Body.Close()
+		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
+		return
+	}
 	x.w.Header().Set("Content-Type", a.Resp.Header.Get("Content-Type"))
 	x.w.WriteHeader(a.Resp.StatusCode)
 	io.Copy(x.w, a.Resp.Body)
@@ -106,7 +112,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		x.s.readers.Put(rd)
 	}()
 	var held [][]byte
-	var out *sse.Writer
+	var out sink
 	for {
 		ev, err := rd.Next()
 		if err == nil && out == nil && aierr.ClassifyEvent(ev.Name, ev.Data).Kind != aierr.Success {
@@ -127,7 +133,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			x.headers(a, answered)
 			sse.SetHeaders(x.w.Header())
 			x.w.WriteHeader(http.StatusOK)
-			out = sse.NewWriter(x.w)
+			out = x.sink()
 			for _, raw := range held {
 				out.WriteRaw(raw)
 			}
@@ -135,10 +141,12 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		}
 		dog.arm(x.s.clk, idle, 2)
 		if out.WriteRaw(ev.Raw) != nil {
+			out.Close()
 			a.Abandon() // the client has gone
 			return true
 		}
 		if sse.IsDone(ev) {
+			out.Close()
 			// Read what follows [DONE] (the chunked body's end) so the
 			// upstream connection goes back to the pool, not away.
 			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
@@ -153,8 +161,11 @@ var errInStream = errors.New("error event in the stream")
 // streamFailed handles the end of an attempt's stream that did not finish
 // with [DONE]: before commit the walk goes on; after it the client gets an
 // error event.
-func (x *exchange) streamFailed(a *router.Attempt, out *sse.Writer, ev sse.Event, err error, dog *watchdog) bool {
+func (x *exchange) streamFailed(a *router.Attempt, out sink, ev sse.Event, err error, dog *watchdog) bool {
 	if x.r.Context().Err() != nil {
+		if out != nil {
+			out.Close()
+		}
 		a.Abandon()
 		return true
 	}
@@ -179,8 +190,17 @@ func (x *exchange) streamFailed(a *router.Attempt, out *sse.Writer, ev sse.Event
 	if v.Code != "" {
 		msg += " (" + v.Code + ")"
 	}
-	out.WriteError(sse.ErrorEvent{Message: msg + ". The answer is incomplete.", Type: "upstream_error", Code: "stream_interrupted"})
+	out.Broken(msg + ". The answer is incomplete.")
 	return true
+}
+
+// sink returns where a committed stream's events go: straight to the
+// client, or through the Messages API translator.
+func (x *exchange) sink() sink {
+	if x.messages {
+		return newAnthropicSink(x.w, x.model)
+	}
+	return openaiSink{sse.NewWriter(x.w)}
 }
 
 // classifyReadError reads an error from reading an upstream body.

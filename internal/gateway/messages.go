@@ -1,0 +1,184 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
+	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/fuseboxhq/fusebox/internal/sse"
+)
+
+// The gateway also speaks Anthropic's Messages API (POST /v1/messages), so
+// Anthropic SDK users can point their base URL at it. A Messages request is
+// translated to the OpenAI chat format on arrival, walks the same ladder
+// (Anthropic targets translate it back to Messages on the way out), and the
+// answer — JSON, stream or error — is translated back to Anthropic's shape.
+
+// anthropicErrorType maps an HTTP status to Anthropic's error type.
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusServiceUnavailable, 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// writeAnthropicError writes Anthropic's error shape.
+func writeAnthropicError(w http.ResponseWriter, status int, msg string) {
+	body, _ := json.Marshal(map[string]any{
+		"type":  "error",
+		"error": map[string]string{"type": anthropicErrorType(status), "message": msg},
+	})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// toAnthropicError rewrites an upstream error body in Anthropic's shape,
+// passing one that already is.
+func toAnthropicError(body []byte) (string, bool) {
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Type == "error" {
+		return "", true
+	}
+	if e.Error.Message != "" {
+		return e.Error.Message, false
+	}
+	return string(bytes.TrimSpace(body)), false
+}
+
+// sink receives a committed stream's events.
+type sink interface {
+	// WriteRaw passes one OpenAI-format event on.
+	WriteRaw(raw []byte) error
+	// Broken ends the stream with an error event, without a normal end.
+	Broken(msg string)
+	// Close ends a stream that finished well.
+	Close()
+}
+
+// openaiSink writes events as they are.
+type openaiSink struct{ w *sse.Writer }
+
+func (s openaiSink) WriteRaw(raw []byte) error { return s.w.WriteRaw(raw) }
+func (s openaiSink) Close()                    {}
+func (s openaiSink) Broken(msg string) {
+	s.w.WriteError(sse.ErrorEvent{Message: msg, Type: "upstream_error", Code: "stream_interrupted"})
+}
+
+// anthropicSink translates OpenAI events to Anthropic's through a pipe: a
+// goroutine owned by the sink reads the translator and writes the client,
+// flushing after each read; Close and Broken wait for it.
+type anthropicSink struct {
+	w    http.ResponseWriter
+	pw   *io.PipeWriter
+	done chan struct{}
+}
+
+var errStreamBroken = errors.New("stream broken")
+
+func newAnthropicSink(w http.ResponseWriter, model string) *anthropicSink {
+	pr, pw := io.Pipe()
+	s := &anthropicSink{w: w, pw: pw, done: make(chan struct{})}
+	go s.pump(pr, model)
+	return s
+}
+
+func (s *anthropicSink) pump(pr *io.PipeReader, model string) {
+	defer close(s.done)
+	rc := http.NewResponseController(s.w)
+	rd := anthropic.NewMessagesStream(pr, model)
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := rd.Read(buf)
+		if n > 0 {
+			s.w.Write(buf[:n])
+			rc.Flush()
+		}
+		if err != nil {
+			pr.CloseWithError(err) // unblock a writer if the translator stopped first
+			return
+		}
+	}
+}
+
+func (s *anthropicSink) WriteRaw(raw []byte) error {
+	_, err := s.pw.Write(raw)
+	return err
+}
+
+func (s *anthropicSink) Close() {
+	s.pw.Close()
+	<-s.done
+}
+
+func (s *anthropicSink) Broken(msg string) {
+	s.pw.CloseWithError(errStreamBroken)
+	<-s.done
+	sse.NewWriter(s.w).WriteAnthropicError(sse.ErrorEvent{Message: msg, Type: "api_error"})
+}
+
+// serveMessages answers a non-streamed Messages request: an error answer
+// in Anthropic's shape, a success translated back.
+func (x *exchange) serveMessages(a *router.Attempt) {
+	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, anthropic.MaxResponseSize))
+	a.Resp.Body.Close()
+	if a.Final {
+		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
+		return
+	}
+	if err != nil {
+		a.Fail(x.s.classifyReadError(err))
+		writeAnthropicError(x.w, http.StatusBadGateway, "Reading the answer from "+a.Target.Name+" failed: "+err.Error())
+		return
+	}
+	out, err := anthropic.ToMessagesResponse(body, x.model)
+	if err != nil {
+		a.Succeed(0) // the target answered; the translation is ours
+		writeAnthropicError(x.w, http.StatusBadGateway, "The answer from "+a.Target.Name+" could not be translated to the Messages API: "+err.Error())
+		return
+	}
+	a.Succeed(0)
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	x.w.WriteHeader(http.StatusOK)
+	x.w.Write(out)
+}
+
+// passFinalMessages returns an upstream's client error in Anthropic's
+// shape.
+func (x *exchange) passFinalMessages(status int, h http.Header, body []byte) {
+	if msg, native := toAnthropicError(body); !native {
+		writeAnthropicError(x.w, status, msg)
+		return
+	}
+	x.w.Header().Set("Content-Type", "application/json")
+	x.w.WriteHeader(status)
+	x.w.Write(body)
+}
