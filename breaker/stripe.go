@@ -37,10 +37,17 @@ func stripes() int {
 
 // stripe picks a stripe in [0, mask] for the calling goroutine. Goroutine
 // stacks are disjoint, so the address of a local variable tells goroutines
-// apart; its bits above the 8 KiB minimum stack size are hashed.
+// apart; its bits above the 2 KiB minimum stack size are hashed.
 func stripe(mask int) int {
 	var marker byte
-	p := uint64(uintptr(unsafe.Pointer(&marker))) >> 13
+	return stripeOf(uintptr(unsafe.Pointer(&marker)), mask)
+}
+
+// stripeOf hashes a stack address to a stripe. Goroutine stacks start at
+// 2 KiB, so neighbouring goroutines' frames can be as little as 2 KiB
+// apart: the bits above that decide.
+func stripeOf(addr uintptr, mask int) int {
+	p := uint64(addr) >> 11
 	return int((p*0x9E3779B97F4A7C15)>>40) & mask
 }
 
