@@ -31,6 +31,8 @@ type Config struct {
 	Defaults Defaults `yaml:"defaults"`
 	// Models are the aliases clients put in a request's "model".
 	Models []Model `yaml:"models"`
+	// Cache bounds the response cache shared by every alias that caches.
+	Cache CacheLimits `yaml:"cache"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -198,7 +200,47 @@ type Model struct {
 	// FailoverOn lists the client errors that go to the next target instead
 	// of back to the caller: context_length, content_filter. Default: none.
 	FailoverOn []FailoverOn `yaml:"failover_on"`
+	// Cache turns on the response cache for this alias when its ttl is set.
+	Cache ModelCache `yaml:"cache"`
+	// Degraded is the answer given when no target and no cached answer can
+	// serve. Off unless content or message is set.
+	Degraded Degraded `yaml:"degraded"`
 }
+
+// CacheLimits bound the response cache's memory.
+type CacheLimits struct {
+	// MaxEntries: 0 means 10000.
+	MaxEntries int `yaml:"max_entries"`
+	// MaxBytes: 0 means 64 MiB.
+	MaxBytes int `yaml:"max_bytes"`
+}
+
+// ModelCache is an alias's response cache: exact-match answers to identical
+// requests (the same messages, tools and sampling parameters).
+type ModelCache struct {
+	// TTL is how long an answer is served from the cache. 0: no cache.
+	TTL time.Duration `yaml:"ttl"`
+	// StaleFor is how much longer an expired answer may be served, marked
+	// stale, when no target can answer (stale-if-error). 0: never.
+	StaleFor time.Duration `yaml:"stale_for"`
+	// Scope is who may share an answer: client (default: only the client
+	// key that asked) or global (every client).
+	Scope string `yaml:"scope"`
+}
+
+// Degraded is a static answer for when nothing else can serve.
+type Degraded struct {
+	// Content, if set, is answered as the assistant's message of a normal
+	// chat completion (status 200), marked with x-fusebox-degraded.
+	Content string `yaml:"content"`
+	// Status and Message, if Content is empty, answer an error of that
+	// status (default 503) with that message instead of the usual one.
+	Status  int    `yaml:"status"`
+	Message string `yaml:"message"`
+}
+
+// Enabled reports whether the alias answers degraded.
+func (d Degraded) Enabled() bool { return d.Content != "" || d.Message != "" }
 
 // Target is one upstream model behind an alias.
 type Target struct {

@@ -64,6 +64,7 @@ func (c *Config) validate(r *report) {
 		}
 		checkLimits(r, p+".limits", cl.Limits)
 	}
+	negatives(r, "cache", reflect.ValueOf(c.Cache))
 }
 
 // place says where a field is, "on line N", for "first …" messages.
@@ -191,6 +192,16 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 		checkRetry(r, path+".retry", m.Retry)
 	}
 	c.checkTimeouts(r, path+".timeouts", m.Timeouts)
+	negatives(r, path+".cache", reflect.ValueOf(m.Cache))
+	if sc := m.Cache.Scope; sc != "" && sc != "client" && sc != "global" {
+		r.field(path+".cache.scope", "unknown scope "+strconv.Quote(sc)+" (known: client, global)")
+	}
+	if m.Cache.StaleFor > 0 && m.Cache.TTL == 0 {
+		r.field(path+".cache.stale_for", "needs a ttl: stale answers come from the cache")
+	}
+	if st := m.Degraded.Status; st != 0 && (st < 400 || st > 599) {
+		r.field(path+".degraded.status", "must be an error status (400-599), got "+strconv.Itoa(st))
+	}
 }
 
 var strategies = []Strategy{Fallback, Weighted, LeastLatency, CheapestHealthy}

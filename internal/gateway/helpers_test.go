@@ -115,6 +115,7 @@ func streamOf(words []string, stall <-chan struct{}) func(http.ResponseWriter, *
 				return
 			}
 		}
+		io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
 		io.WriteString(w, "data: [DONE]\n\n")
 	}
 }

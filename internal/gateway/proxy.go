@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aireq"
+	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
@@ -29,6 +30,10 @@ type exchange struct {
 	// model it asked for, named in translated answers.
 	messages bool
 	model    string
+	fields   aireq.Fields
+	// cache is the alias's response cache, when the request may use it.
+	cache    *aliasCache
+	cacheKey cache.KeyHash
 }
 
 // error writes an error in the client's API's shape.
@@ -97,7 +102,14 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
 			return
 		}
-		x.alias, x.stream = alias, chat && f.Stream
+		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
+		clientName := ""
+		if c != nil {
+			clientName = c.name
+		}
+		if chat && x.lookup(body, clientName) {
+			return
+		}
 		ctx := r.Context()
 		if total := alias.Total(); total > 0 {
 			var cancel context.CancelFunc
@@ -164,7 +176,13 @@ func (x *exchange) serve(ctx context.Context) {
 		h.Set("Content-Length", strconv.FormatInt(a.Resp.ContentLength, 10))
 	}
 	x.w.WriteHeader(a.Resp.StatusCode)
-	_, err = io.Copy(x.w, a.Resp.Body)
+	var dst io.Writer = x.w
+	var t *tee
+	if x.cache != nil && !a.Final && requestCacheMode(x.r) != cacheBypass {
+		t = &tee{limit: x.cache.c.MaxEntryBytes()}
+		dst = io.MultiWriter(x.w, t)
+	}
+	_, err = io.Copy(dst, a.Resp.Body)
 	a.Resp.Body.Close()
 	if a.Final {
 		return
@@ -172,6 +190,9 @@ func (x *exchange) serve(ctx context.Context) {
 	switch {
 	case err == nil:
 		a.Succeed(0)
+		if t != nil && a.Resp.StatusCode == http.StatusOK {
+			x.store(t.bytes(), a.Resp.Header.Get("Content-Type"), a.Target.Name)
+		}
 	case x.r.Context().Err() != nil:
 		a.Abandon()
 	default:
@@ -210,6 +231,9 @@ func (x *exchange) tried() string {
 // out, or the client left.
 func (x *exchange) fail(err error) {
 	var nt *router.NoTargetError
+	if (errors.As(err, &nt) || errors.Is(err, context.DeadlineExceeded)) && x.r.Context().Err() == nil && x.rescue() {
+		return
+	}
 	switch {
 	case errors.As(err, &nt):
 		if nt.RetryAfter > 0 {

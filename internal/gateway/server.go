@@ -50,6 +50,10 @@ type Server struct {
 	mux     *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
 	readers sync.Pool
+	// caches holds the response cache of each alias that has one;
+	// degraded the static answers.
+	caches   map[string]*aliasCache
+	degraded map[string]config.Degraded
 }
 
 type client struct {
@@ -87,7 +91,24 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	m.Watch(r)
-	s := &Server{cfg: o.Config, router: r, metrics: m, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody}
+	caches, err := newCaches(o.Config, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: o.Config, router: r, metrics: m, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
+		caches: caches, degraded: map[string]config.Degraded{}}
+	for _, md := range o.Config.Models {
+		if md.Degraded.Enabled() {
+			s.degraded[md.Name] = md.Degraded
+		}
+	}
+	m.WatchCaches(func() (entries, bytes int64) {
+		for _, c := range caches {
+			st := c.c.Stats()
+			entries, bytes = entries+int64(st.Entries), bytes+st.Bytes
+		}
+		return entries, bytes
+	})
 	if s.maxBody == 0 {
 		s.maxBody = 16 << 20
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
@@ -113,6 +114,10 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 	}()
 	var held [][]byte
 	var out sink
+	var asm *cache.Assembler
+	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
+		asm = cache.NewAssembler(x.cache.c.MaxEntryBytes())
+	}
 	for {
 		ev, err := rd.Next()
 		if err == nil && out == nil && aierr.ClassifyEvent(ev.Name, ev.Data).Kind != aierr.Success {
@@ -140,6 +145,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			held = nil
 		}
 		dog.arm(x.s.clk, idle, 2)
+		if asm != nil && !sse.IsDone(ev) && asm.Add(ev.Data) != nil {
+			asm = nil // not an answer the cache can keep
+		}
 		if out.WriteRaw(ev.Raw) != nil {
 			out.Close()
 			a.Abandon() // the client has gone
@@ -151,6 +159,11 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			// upstream connection goes back to the pool, not away.
 			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
 			a.Succeed(x.s.since(a.Start))
+			if asm != nil {
+				if body, err := asm.Result(); err == nil {
+					x.store(body, "application/json", a.Target.Name)
+				}
+			}
 			return true
 		}
 	}

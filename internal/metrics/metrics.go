@@ -25,13 +25,14 @@ import (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	requests    *prometheus.CounterVec
-	reqDuration *prometheus.HistogramVec
-	attempts    *prometheus.CounterVec
-	attDuration *prometheus.HistogramVec
-	ttfb        *prometheus.HistogramVec
-	skips       *prometheus.CounterVec
-	transitions *prometheus.CounterVec
+	requests     *prometheus.CounterVec
+	reqDuration  *prometheus.HistogramVec
+	attempts     *prometheus.CounterVec
+	attDuration  *prometheus.HistogramVec
+	ttfb         *prometheus.HistogramVec
+	skips        *prometheus.CounterVec
+	transitions  *prometheus.CounterVec
+	cacheResults *prometheus.CounterVec
 
 	// bound caches the per-target children, made on first use.
 	bound sync.Map // *router.Target → *targetMetrics
@@ -74,6 +75,10 @@ func New() *Metrics {
 			Name: "fusebox_breaker_transitions_total", Help: "Breaker state changes, by target, from-state and to-state.",
 		}, []string{"target", "from", "to"}),
 	}
+	m.cacheResults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_cache_requests_total", Help: "Requests of aliases with a response cache, by result: hit, miss, stale, bypass, degraded.",
+	}, []string{"model", "result"})
+	m.reg.MustRegister(m.cacheResults)
 	m.reg.MustRegister(m.requests, m.reqDuration, m.attempts, m.attDuration, m.ttfb, m.skips, m.transitions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -123,6 +128,20 @@ func (m *Metrics) TTFB(t *router.Target, d time.Duration) { m.target(t).ttfb.Obs
 func (m *Metrics) Request(model string, code int, d time.Duration) {
 	m.requests.WithLabelValues(model, strconv.Itoa(code)).Inc()
 	m.reqDuration.WithLabelValues(model).Observe(d.Seconds())
+}
+
+// Cache records a response-cache result for a request to model.
+func (m *Metrics) Cache(model, result string) { m.cacheResults.WithLabelValues(model, result).Inc() }
+
+// WatchCaches registers gauges of the entries and bytes held by the
+// response caches, read at scrape time from stats.
+func (m *Metrics) WatchCaches(stats func() (entries, bytes int64)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fusebox_cache_entries", Help: "Answers held by the response caches."},
+			func() float64 { e, _ := stats(); return float64(e) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fusebox_cache_bytes", Help: "Bytes held by the response caches."},
+			func() float64 { _, b := stats(); return float64(b) }),
+	)
 }
 
 // Handler serves the metrics in the Prometheus text format.

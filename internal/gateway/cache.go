@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/cache"
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/sse"
+)
+
+// aliasCache is the response cache of one alias.
+type aliasCache struct {
+	c     *cache.Cache
+	scope cache.Scope
+}
+
+// cacheMode is what a request asks of the cache.
+type cacheMode uint8
+
+const (
+	cacheUse     cacheMode = iota // read and write
+	cacheRefresh                  // do not read; store the fresh answer (Cache-Control: no-cache)
+	cacheBypass                   // neither read nor write (Cache-Control: no-store)
+)
+
+// requestCacheMode reads Cache-Control and x-fusebox-cache
+// (use | refresh | bypass) from a request.
+func requestCacheMode(r *http.Request) cacheMode {
+	switch strings.ToLower(r.Header.Get("X-Fusebox-Cache")) {
+	case "bypass":
+		return cacheBypass
+	case "refresh":
+		return cacheRefresh
+	}
+	cc := strings.ToLower(r.Header.Get("Cache-Control"))
+	switch {
+	case strings.Contains(cc, "no-store"):
+		return cacheBypass
+	case strings.Contains(cc, "no-cache"):
+		return cacheRefresh
+	}
+	return cacheUse
+}
+
+// newCaches makes a cache for each alias that asks for one; the limits of
+// the configuration's cache block apply to each.
+func newCaches(cfg *config.Config, o Options) (map[string]*aliasCache, error) {
+	out := map[string]*aliasCache{}
+	for _, m := range cfg.Models {
+		if m.Cache.TTL <= 0 {
+			continue
+		}
+		c, err := cache.New(cache.Config{
+			MaxEntries: cfg.Cache.MaxEntries, MaxBytes: int64(cfg.Cache.MaxBytes),
+			TTL: m.Cache.TTL, StaleFor: m.Cache.StaleFor, Clock: o.Clock,
+		})
+		if err != nil {
+			return nil, err
+		}
+		scope, err := cache.ParseScope(m.Cache.Scope)
+		if err != nil {
+			return nil, err
+		}
+		out[m.Name] = &aliasCache{c: c, scope: scope}
+	}
+	return out, nil
+}
+
+// lookup answers from the cache when it can; otherwise it prepares the
+// exchange to store the answer it gets.
+func (x *exchange) lookup(body []byte, client string) bool {
+	ac := x.s.caches[x.alias.Name]
+	if ac == nil || x.messages {
+		return false
+	}
+	mode := requestCacheMode(x.r)
+	if mode == cacheBypass {
+		x.w.Header().Set("X-Fusebox-Cache", "bypass")
+		x.s.metrics.Cache(x.alias.Name, "bypass")
+		return false
+	}
+	key, err := cache.Key(x.alias.Name, ac.scope, client, body)
+	if err != nil {
+		return false
+	}
+	x.cache, x.cacheKey = ac, key
+	if mode == cacheUse {
+		if e, st := ac.c.Get(key); st == cache.Hit {
+			x.answerCached(e, "hit")
+			return true
+		}
+	}
+	x.w.Header().Set("X-Fusebox-Cache", "miss")
+	x.s.metrics.Cache(x.alias.Name, "miss")
+	return false
+}
+
+// answerCached writes a stored answer, as a stream if one was asked for.
+func (x *exchange) answerCached(e cache.Entry, status string) {
+	h := x.w.Header()
+	h.Set("X-Fusebox-Cache", status)
+	h.Set("X-Fusebox-Target", e.Target)
+	h.Set("Age", strconv.Itoa(int(e.Age(x.s.clk.Now()).Seconds())))
+	x.s.metrics.Cache(x.alias.Name, status)
+	if x.stream {
+		sse.SetHeaders(h)
+		x.w.WriteHeader(http.StatusOK)
+		cache.WriteStream(x.w, e, x.fields.IncludeUsage)
+		return
+	}
+	h.Set("Content-Type", e.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(e.Body)))
+	x.w.WriteHeader(http.StatusOK)
+	x.w.Write(e.Body)
+}
+
+// store keeps a complete answer for the next identical request.
+func (x *exchange) store(body []byte, contentType, target string) {
+	if x.cache != nil && body != nil {
+		x.cache.c.Put(x.cacheKey, cache.Entry{Body: body, ContentType: contentType, Target: target})
+	}
+}
+
+// rescue answers a request no target could serve: from the cache (stale),
+// else with the alias's degraded answer. It reports false when it has
+// neither.
+func (x *exchange) rescue() bool {
+	if x.cache != nil {
+		if e, ok := x.cache.c.GetStale(x.cacheKey); ok {
+			x.answerCached(e, "stale")
+			return true
+		}
+	}
+	d, ok := x.s.degraded[x.alias.Name]
+	if !ok {
+		return false
+	}
+	x.w.Header().Set("X-Fusebox-Degraded", "true")
+	x.s.metrics.Cache(x.alias.Name, "degraded")
+	if d.Content == "" {
+		x.error(cmpOr(d.Status, http.StatusServiceUnavailable), "service_unavailable", "degraded", "", d.Message)
+		return true
+	}
+	body, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-fusebox-degraded", "object": "chat.completion", "created": x.s.clk.Now().Unix(), "model": x.alias.Name,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": d.Content}}},
+		"usage": map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+	})
+	e := cache.Entry{Body: body, ContentType: "application/json", Target: "fusebox/degraded"}
+	h := x.w.Header()
+	h.Set("X-Fusebox-Target", e.Target)
+	if x.stream {
+		sse.SetHeaders(h)
+		x.w.WriteHeader(http.StatusOK)
+		cache.WriteStream(x.w, e, x.fields.IncludeUsage)
+		return true
+	}
+	h.Set("Content-Type", e.ContentType)
+	x.w.WriteHeader(http.StatusOK)
+	x.w.Write(body)
+	return true
+}
+
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// tee collects a successful non-streamed answer for the cache, up to the
+// cache's entry limit.
+type tee struct {
+	buf   bytes.Buffer
+	limit int64
+	over  bool
+}
+
+func (t *tee) Write(p []byte) (int, error) {
+	if !t.over {
+		if int64(t.buf.Len()+len(p)) > t.limit {
+			t.over = true
+			t.buf.Reset()
+		} else {
+			t.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (t *tee) bytes() []byte {
+	if t.over {
+		return nil
+	}
+	return t.buf.Bytes()
+}
