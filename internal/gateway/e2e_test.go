@@ -442,3 +442,55 @@ func TestStatusAndDashboardNeedAdminToken(t *testing.T) {
 		t.Fatalf("dashboard %d", code)
 	}
 }
+
+// /readyz follows the breakers; an operator can force and reset one, and
+// the access log names the client and target but never a key.
+func TestReadyAdminAndAccessLog(t *testing.T) {
+	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
+	var logs strings.Builder
+	_, gw := start(t, Options{Logger: slog.New(slog.NewJSONHandler(&syncWriter{w: &logs}, nil))},
+		"admin_token: adm\nclients:\n  - {name: web, key: client-secret-1}\n"+twoTargets, p, s)
+	c := newClient(gw.URL, option.WithAPIKey("client-secret-1"))
+	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path string) int {
+		req, _ := http.NewRequest(method, gw.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer adm")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := do("GET", "/readyz"); code != 200 {
+		t.Fatalf("readyz %d", code)
+	}
+	for _, target := range []string{"primary/gpt-4.1", "secondary/deepseek-chat"} {
+		if code := do("POST", "/fusebox/breaker?target="+target+"&action=force-open"); code != 200 {
+			t.Fatalf("force-open %s: %d", target, code)
+		}
+	}
+	if code := do("GET", "/readyz"); code != 503 {
+		t.Fatalf("readyz with every target forced open: %d", code)
+	}
+	if code := do("POST", "/fusebox/breaker?target=primary/gpt-4.1&action=reset"); code != 200 {
+		t.Fatalf("reset %d", code)
+	}
+	if code := do("GET", "/readyz"); code != 200 {
+		t.Fatalf("readyz after reset %d", code)
+	}
+	if code := do("POST", "/fusebox/breaker?target=nope&action=reset"); code != 404 {
+		t.Fatalf("unknown target %d", code)
+	}
+	l := logs.String()
+	if !strings.Contains(l, `"client":"web"`) || !strings.Contains(l, `"target":"primary/gpt-4.1"`) || !strings.Contains(l, `"action":"force-open"`) {
+		t.Fatalf("log lacks the request or the admin action:\n%s", l)
+	}
+	for _, secret := range []string{"client-secret-1", "adm\"", "pk1", "sk1"} {
+		if strings.Contains(l, secret) {
+			t.Fatalf("log leaks %q:\n%s", secret, l)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type exchange struct {
 	messages bool
 	model    string
 	fields   aireq.Fields
+	client   string // the client key's name, "" with none
 	// cache is the alias's response cache, when the request may use it.
 	cache    *aliasCache
 	cacheKey cache.KeyHash
@@ -55,11 +56,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 	return func(rw http.ResponseWriter, r *http.Request) {
 		w := &recorder{ResponseWriter: rw}
 		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
-		defer func() {
-			if x.alias != nil {
-				s.metrics.Request(x.alias.Name, w.code(), s.since(x.start))
-			}
-		}()
+		defer x.finish(w)
 		w.Header().Set("X-Request-Id", x.id)
 		c, ok := s.authenticate(w, r)
 		if !ok {
@@ -103,11 +100,10 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			return
 		}
 		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
-		clientName := ""
 		if c != nil {
-			clientName = c.name
+			x.client = c.name
 		}
-		if chat && x.lookup(body, clientName) {
+		if chat && x.lookup(body, x.client) {
 			return
 		}
 		ctx := r.Context()
@@ -126,6 +122,25 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			x.serve(ctx)
 		}
 	}
+}
+
+// finish records the request in the metrics and the access log: what was
+// asked, who served, how it went. Never a key or a body.
+func (x *exchange) finish(w *recorder) {
+	d := x.s.since(x.start)
+	model := ""
+	if x.alias != nil {
+		model = x.alias.Name
+		x.s.metrics.Request(model, w.code(), d)
+	}
+	attempts := 0
+	if x.walk != nil {
+		attempts = x.walk.Attempts
+	}
+	h := w.Header()
+	x.s.log.Info("request", "id", x.id, "client", x.client, "path", x.r.URL.Path, "model", model,
+		"stream", x.stream, "status", w.code(), "target", h.Get("X-Fusebox-Target"), "attempts", attempts,
+		"tried", h.Get("X-Fusebox-Tried"), "cache", h.Get("X-Fusebox-Cache"), "duration", d.String())
 }
 
 // validate checks the body is a JSON object with what the operation needs,

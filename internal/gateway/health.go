@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+)
+
+// handleReady answers 200 when every model alias has a target whose breaker
+// is not refusing, and 503 naming the aliases that have none.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	var down []string
+	for _, a := range s.router.Aliases() {
+		ok := false
+		for _, t := range a.Targets {
+			if st := t.Breaker().State(); st != breaker.StateOpen && st != breaker.StateForcedOpen {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			down = append(down, a.Name)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if len(down) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		json.NewEncoder(w).Encode(map[string]any{"ready": false, "models_without_target": down})
+		return
+	}
+	w.Write([]byte(`{"ready":true}` + "\n"))
+}
+
+// handleBreaker lets an operator force a target's breaker open or closed,
+// disable it or reset it: POST /fusebox/breaker?target=provider/model&action=…
+// Every action is logged.
+func (s *Server) handleBreaker(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r) {
+		return
+	}
+	name, action := r.URL.Query().Get("target"), r.URL.Query().Get("action")
+	var b *breaker.Breaker
+	for _, t := range s.router.Targets() {
+		if t.Name == name {
+			b = t.Breaker()
+		}
+	}
+	if b == nil {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_target", "target", "No target named "+quote(name)+".")
+		return
+	}
+	switch action {
+	case "force-open":
+		b.ForceOpen()
+	case "force-closed":
+		b.ForceClosed()
+	case "disable":
+		b.Disable()
+	case "reset":
+		b.Reset()
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "unknown_action", "action",
+			"Unknown action "+quote(action)+": want force-open, force-closed, disable or reset.")
+		return
+	}
+	s.log.Warn("admin breaker action", "target", name, "action", action, "state", b.State().String(), "remote", r.RemoteAddr)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]string{"target": name, "state": b.State().String()})
+}
