@@ -33,6 +33,9 @@ type Config struct {
 	Models []Model `yaml:"models"`
 	// Cache bounds the response cache shared by every alias that caches.
 	Cache CacheLimits `yaml:"cache"`
+	// Idempotency sets how long answers to requests with an
+	// Idempotency-Key are kept for replay.
+	Idempotency Idempotency `yaml:"idempotency"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -205,6 +208,19 @@ type Model struct {
 	// Degraded is the answer given when no target and no cached answer can
 	// serve. Off unless content or message is set.
 	Degraded Degraded `yaml:"degraded"`
+}
+
+// Idempotency configures replays of requests that carry an
+// Idempotency-Key: the same key and body get the stored answer.
+type Idempotency struct {
+	// TTL is how long an answer is kept. 0: 24 h.
+	TTL time.Duration `yaml:"ttl"`
+	// MaxRecords bounds the answers kept; past it new keys are not
+	// stored (their requests still run). 0: 100000.
+	MaxRecords int `yaml:"max_records"`
+	// MaxBytes bounds one stored answer; a larger one is not stored.
+	// 0: 4 MiB.
+	MaxBytes int `yaml:"max_bytes"`
 }
 
 // CacheLimits bound the response cache's memory.

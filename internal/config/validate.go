@@ -65,6 +65,7 @@ func (c *Config) validate(r *report) {
 		checkLimits(r, p+".limits", cl.Limits)
 	}
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
+	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
 }
 
 // place says where a field is, "on line N", for "first …" messages.

@@ -118,10 +118,32 @@ func (x *exchange) answerCached(e cache.Entry, status string) {
 	x.w.Write(e.Body)
 }
 
-// store keeps a complete answer for the next identical request.
-func (x *exchange) store(body []byte, contentType, target string) {
-	if x.cache != nil && body != nil {
+// keepLimit returns the largest answer worth collecting for the cache or an
+// idempotent replay; 0 when neither wants it.
+func (x *exchange) keepLimit() int64 {
+	var limit int64
+	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
+		limit = x.cache.c.MaxEntryBytes()
+	}
+	if x.idemRec != nil {
+		limit = max(limit, x.s.idem.maxBytes)
+	}
+	return limit
+}
+
+// keep stores a complete successful answer: in the alias's cache for the
+// next identical request, and for replays of this request's idempotency
+// key.
+func (x *exchange) keep(body []byte, contentType, target string) {
+	if body == nil {
+		return
+	}
+	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
 		x.cache.c.Put(x.cacheKey, cache.Entry{Body: body, ContentType: contentType, Target: target})
+	}
+	if x.idemRec != nil {
+		x.s.idem.end(x.idemKey, x.idemRec, append([]byte(nil), body...), contentType, target)
+		x.idemRec = nil
 	}
 }
 

@@ -163,6 +163,9 @@ func start(t *testing.T, o Options, yaml string, ups ...*upstream) (*Server, *ht
 		t.Fatalf("config: %v", err)
 	}
 	o.Config = cfg
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

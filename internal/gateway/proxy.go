@@ -35,6 +35,10 @@ type exchange struct {
 	// cache is the alias's response cache, when the request may use it.
 	cache    *aliasCache
 	cacheKey cache.KeyHash
+	// idemKey and idemRec are set when this request owns an idempotency
+	// key: its answer is kept for replays.
+	idemKey string
+	idemRec *idemRecord
 }
 
 // error writes an error in the client's API's shape.
@@ -103,6 +107,9 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		if c != nil {
 			x.client = c.name
 		}
+		if !messages && x.idempotent(body) {
+			return
+		}
 		if chat && x.lookup(body, x.client) {
 			return
 		}
@@ -127,6 +134,9 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 // finish records the request in the metrics and the access log: what was
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
+	if x.idemRec != nil {
+		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "") // not kept: the key is free again
+	}
 	d := x.s.since(x.start)
 	model := ""
 	if x.alias != nil {
@@ -193,8 +203,8 @@ func (x *exchange) serve(ctx context.Context) {
 	x.w.WriteHeader(a.Resp.StatusCode)
 	var dst io.Writer = x.w
 	var t *tee
-	if x.cache != nil && !a.Final && requestCacheMode(x.r) != cacheBypass {
-		t = &tee{limit: x.cache.c.MaxEntryBytes()}
+	if limit := x.keepLimit(); limit > 0 && !a.Final {
+		t = &tee{limit: limit}
 		dst = io.MultiWriter(x.w, t)
 	}
 	_, err = io.Copy(dst, a.Resp.Body)
@@ -206,7 +216,7 @@ func (x *exchange) serve(ctx context.Context) {
 	case err == nil:
 		a.Succeed(0)
 		if t != nil && a.Resp.StatusCode == http.StatusOK {
-			x.store(t.bytes(), a.Resp.Header.Get("Content-Type"), a.Target.Name)
+			x.keep(t.bytes(), a.Resp.Header.Get("Content-Type"), a.Target.Name)
 		}
 	case x.r.Context().Err() != nil:
 		a.Abandon()

@@ -54,6 +54,7 @@ type Server struct {
 	// degraded the static answers.
 	caches   map[string]*aliasCache
 	degraded map[string]config.Degraded
+	idem     *idempotency
 }
 
 type client struct {
@@ -96,7 +97,8 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: o.Config, router: r, metrics: m, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
-		caches: caches, degraded: map[string]config.Degraded{}}
+		caches: caches, degraded: map[string]config.Degraded{},
+		idem: newIdempotency(o.Config.Idempotency.TTL, o.Config.Idempotency.MaxRecords, o.Config.Idempotency.MaxBytes, o.Clock)}
 	for _, md := range o.Config.Models {
 		if md.Degraded.Enabled() {
 			s.degraded[md.Name] = md.Degraded

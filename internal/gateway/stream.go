@@ -115,8 +115,8 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 	var held [][]byte
 	var out sink
 	var asm *cache.Assembler
-	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
-		asm = cache.NewAssembler(x.cache.c.MaxEntryBytes())
+	if limit := x.keepLimit(); limit > 0 {
+		asm = cache.NewAssembler(limit)
 	}
 	for {
 		ev, err := rd.Next()
@@ -161,7 +161,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			a.Succeed(x.s.since(a.Start))
 			if asm != nil {
 				if body, err := asm.Result(); err == nil {
-					x.store(body, "application/json", a.Target.Name)
+					x.keep(body, "application/json", a.Target.Name)
 				}
 			}
 			return true

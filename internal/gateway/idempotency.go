@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/cache"
+	"github.com/fuseboxhq/fusebox/internal/sse"
+)
+
+// idempotency keeps the answers to requests that carry an Idempotency-Key,
+// per client: the same key and body get the stored answer byte for byte;
+// concurrent duplicates wait for the first; the same key with another body
+// is refused. Only complete successful answers are kept, so a refused
+// request (throttle, outage, no target) can be retried under its key.
+type idempotency struct {
+	clk        clock.Clock
+	ttl        time.Duration
+	maxRecords int
+	maxBytes   int64
+
+	// mu guards records.
+	mu      sync.Mutex
+	records map[string]*idemRecord
+}
+
+// idemRecord is one key's request and, once done, its answer.
+type idemRecord struct {
+	hash    [32]byte
+	done    chan struct{} // closed when the first request has finished
+	stored  bool          // an answer was kept (the fields below are set)
+	ctype   string
+	target  string
+	body    []byte
+	expires time.Time
+}
+
+func newIdempotency(ttl time.Duration, maxRecords, maxBytes int, clk clock.Clock) *idempotency {
+	if ttl == 0 {
+		ttl = 24 * time.Hour
+	}
+	if maxRecords == 0 {
+		maxRecords = 100_000
+	}
+	if maxBytes == 0 {
+		maxBytes = 4 << 20
+	}
+	return &idempotency{clk: clock.Or(clk), ttl: ttl, maxRecords: maxRecords, maxBytes: int64(maxBytes), records: map[string]*idemRecord{}}
+}
+
+// begin claims key for a request with body. It returns the record and
+// whether the caller owns it (must run the request and call end); a
+// non-owner waits on rec.done. conflict reports the key in use with
+// another body.
+func (s *idempotency) begin(key string, body []byte) (rec *idemRecord, owner, conflict bool) {
+	hash := sha256.Sum256(body)
+	now := s.clk.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.records[key]; ok {
+		expired := r.stored && !now.Before(r.expires)
+		if !expired {
+			if r.hash != hash {
+				return nil, false, true
+			}
+			return r, false, false
+		}
+		delete(s.records, key)
+	}
+	if len(s.records) >= s.maxRecords {
+		s.sweepLocked(now)
+	}
+	r := &idemRecord{hash: hash, done: make(chan struct{})}
+	if len(s.records) < s.maxRecords {
+		s.records[key] = r
+	}
+	return r, true, false
+}
+
+// end finishes the owner's request: a complete answer is kept until the
+// TTL; anything else is forgotten so the key can be used again.
+func (s *idempotency) end(key string, r *idemRecord, body []byte, ctype, target string) {
+	s.mu.Lock()
+	if body != nil && int64(len(body)) <= s.maxBytes {
+		r.stored, r.body, r.ctype, r.target = true, body, ctype, target
+		r.expires = s.clk.Now().Add(s.ttl)
+	} else if s.records[key] == r {
+		delete(s.records, key)
+	}
+	s.mu.Unlock()
+	close(r.done)
+}
+
+// sweepLocked drops expired records.
+func (s *idempotency) sweepLocked(now time.Time) {
+	for k, r := range s.records {
+		if r.stored && !now.Before(r.expires) {
+			delete(s.records, k)
+		}
+	}
+}
+
+// idempotent runs the idempotency protocol for a request with a key. It
+// reports true when the request has been answered (a replay, a conflict,
+// or the client gone while waiting); otherwise the exchange runs and
+// reports its answer through keep.
+func (x *exchange) idempotent(body []byte) bool {
+	key := x.r.Header.Get("Idempotency-Key")
+	if key == "" || x.s.idem == nil {
+		return false
+	}
+	scoped := x.client + "\x00" + key
+	for {
+		rec, owner, conflict := x.s.idem.begin(scoped, body)
+		switch {
+		case conflict:
+			x.error(http.StatusUnprocessableEntity, "invalid_request_error", "idempotency_key_reused", "",
+				"The Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body. Use a new key for a new request.")
+			return true
+		case owner:
+			x.idemKey, x.idemRec = scoped, rec
+			return false
+		}
+		select {
+		case <-rec.done:
+		case <-x.r.Context().Done():
+			return true
+		}
+		if rec.stored {
+			x.replay(rec)
+			return true
+		}
+		// The first request was refused and not kept: this one goes ahead.
+	}
+}
+
+// replay writes a stored answer again, as a stream if one was asked for.
+func (x *exchange) replay(rec *idemRecord) {
+	h := x.w.Header()
+	h.Set("X-Fusebox-Idempotent-Replay", "true")
+	h.Set("X-Fusebox-Target", rec.target)
+	e := cache.Entry{Body: rec.body, ContentType: rec.ctype, Target: rec.target}
+	if x.stream {
+		sse.SetHeaders(h)
+		x.w.WriteHeader(http.StatusOK)
+		cache.WriteStream(x.w, e, x.fields.IncludeUsage)
+		return
+	}
+	h.Set("Content-Type", rec.ctype)
+	h.Set("Content-Length", strconv.Itoa(len(rec.body)))
+	x.w.WriteHeader(http.StatusOK)
+	x.w.Write(rec.body)
+}
