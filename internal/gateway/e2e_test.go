@@ -494,3 +494,41 @@ func TestReadyAdminAndAccessLog(t *testing.T) {
 		}
 	}
 }
+
+// The answer's cost, from its usage at the target's price, is in a header
+// and the metrics; a body that breaks off before it is sent fails over.
+func TestCostAndBrokenBodyFailover(t *testing.T) {
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(200)
+			io.WriteString(w, `{"id":"chatcmpl-1","choices":[`)
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		chatOK("primary")(w, r, n)
+	})
+	s := newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, twoTargets, p, s)
+	var resp *http.Response
+	c := newClient(gw.URL)
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"), option.WithResponseInto(&resp))
+	if err != nil || text(got) != "hello from secondary" {
+		t.Fatalf("broken body: %q, %v", text(got), err)
+	}
+	// secondary: 3 prompt + 3 completion tokens at $0.27 / $1.10 per Mtok
+	if c := resp.Header.Get("X-Fusebox-Cost"); c != "0.00000411" {
+		t.Fatalf("X-Fusebox-Cost %q", c)
+	}
+	m, _ := http.Get(gw.URL + "/metrics")
+	b, _ := io.ReadAll(m.Body)
+	m.Body.Close()
+	for _, want := range []string{`fusebox_cost_usd_total{target="secondary/deepseek-chat"} 4.11`,
+		`fusebox_tokens_total{direction="output",target="secondary/deepseek-chat"} 3`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

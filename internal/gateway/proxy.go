@@ -39,6 +39,8 @@ type exchange struct {
 	// key: its answer is kept for replays.
 	idemKey string
 	idemRec *idemRecord
+	// cost is the answer's price in USD, once known.
+	cost float64
 }
 
 // error writes an error in the client's API's shape.
@@ -150,7 +152,7 @@ func (x *exchange) finish(w *recorder) {
 	h := w.Header()
 	x.s.log.Info("request", "id", x.id, "client", x.client, "path", x.r.URL.Path, "model", model,
 		"stream", x.stream, "status", w.code(), "target", h.Get("X-Fusebox-Target"), "attempts", attempts,
-		"tried", h.Get("X-Fusebox-Tried"), "cache", h.Get("X-Fusebox-Cache"), "duration", d.String())
+		"tried", h.Get("X-Fusebox-Tried"), "cache", h.Get("X-Fusebox-Cache"), "cost_usd", x.cost, "duration", d.String())
 }
 
 // validate checks the body is a JSON object with what the operation needs,
@@ -179,21 +181,70 @@ func (x *exchange) validate(body []byte, chat bool) (aireq.Fields, bool) {
 	return f, true
 }
 
-// serve answers a non-streamed request.
+// maxBuffered is the largest non-streamed answer read whole before it is
+// sent (for its usage, its cost header, the cache and failover on a broken
+// read); a larger one is passed through as it comes.
+const maxBuffered = 32 << 20
+
+// serve answers a non-streamed request. The answer is read whole before a
+// byte is sent, so an upstream that breaks off mid-body is left for the
+// next target without the client seeing it.
 func (x *exchange) serve(ctx context.Context) {
-	a, err := x.walk.Next(ctx)
-	if err != nil {
-		x.fail(err)
+	for {
+		a, err := x.walk.Next(ctx)
+		if err != nil {
+			x.fail(err)
+			return
+		}
+		if x.messages {
+			x.headers(a, x.s.clk.Now())
+			x.serveMessages(a)
+			return
+		}
+		if a.Final {
+			x.headers(a, x.s.clk.Now())
+			x.copyAnswer(a, nil)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(a.Resp.Body, maxBuffered+1))
+		switch {
+		case err != nil && x.r.Context().Err() != nil:
+			a.Resp.Body.Close()
+			a.Abandon()
+			return
+		case err != nil:
+			a.Resp.Body.Close()
+			a.Fail(x.s.classifyReadError(err))
+			continue // nothing sent yet: on to the next target
+		case len(body) > maxBuffered:
+			x.headers(a, x.s.clk.Now())
+			x.copyAnswer(a, body)
+			return
+		}
+		a.Resp.Body.Close()
+		a.Succeed(0)
+		x.headers(a, x.s.clk.Now())
+		if a.Resp.StatusCode == http.StatusOK {
+			x.account(a, usageOf(body))
+		}
+		h := x.w.Header()
+		h.Set("Content-Type", a.Resp.Header.Get("Content-Type"))
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		x.w.WriteHeader(a.Resp.StatusCode)
+		x.w.Write(body)
+		if a.Resp.StatusCode == http.StatusOK {
+			x.keep(body, a.Resp.Header.Get("Content-Type"), a.Target.Name)
+		}
 		return
 	}
-	x.headers(a, x.s.clk.Now())
-	if x.messages {
-		x.serveMessages(a)
-		return
-	}
+}
+
+// copyAnswer passes an answer through as it comes (after prefix, already
+// read): a client error, or an answer too large to hold.
+func (x *exchange) copyAnswer(a *router.Attempt, prefix []byte) {
 	h := x.w.Header()
-	for _, k := range []string{"Content-Type", "Retry-After", "X-Request-Id"} {
-		if v := a.Resp.Header.Get(k); v != "" && k != "X-Request-Id" {
+	for _, k := range []string{"Content-Type", "Retry-After"} {
+		if v := a.Resp.Header.Get(k); v != "" {
 			h.Set(k, v)
 		}
 	}
@@ -201,23 +252,13 @@ func (x *exchange) serve(ctx context.Context) {
 		h.Set("Content-Length", strconv.FormatInt(a.Resp.ContentLength, 10))
 	}
 	x.w.WriteHeader(a.Resp.StatusCode)
-	var dst io.Writer = x.w
-	var t *tee
-	if limit := x.keepLimit(); limit > 0 && !a.Final {
-		t = &tee{limit: limit}
-		dst = io.MultiWriter(x.w, t)
-	}
-	_, err = io.Copy(dst, a.Resp.Body)
+	x.w.Write(prefix)
+	_, err := io.Copy(x.w, a.Resp.Body)
 	a.Resp.Body.Close()
-	if a.Final {
-		return
-	}
 	switch {
+	case a.Final:
 	case err == nil:
 		a.Succeed(0)
-		if t != nil && a.Resp.StatusCode == http.StatusOK {
-			x.keep(t.bytes(), a.Resp.Header.Get("Content-Type"), a.Target.Name)
-		}
 	case x.r.Context().Err() != nil:
 		a.Abandon()
 	default:

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -148,6 +149,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		if asm != nil && !sse.IsDone(ev) && asm.Add(ev.Data) != nil {
 			asm = nil // not an answer the cache can keep
 		}
+		if u := streamUsage(ev.Data); u != nil {
+			x.account(a, u)
+		}
 		if out.WriteRaw(ev.Raw) != nil {
 			out.Close()
 			a.Abandon() // the client has gone
@@ -170,6 +174,15 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 }
 
 var errInStream = errors.New("error event in the stream")
+
+// streamUsage returns the usage a chunk carries (the last chunk, with
+// stream_options.include_usage), or nil.
+func streamUsage(data []byte) *usage {
+	if !bytes.Contains(data, []byte(`"usage":{`)) && !bytes.Contains(data, []byte(`"usage": {`)) {
+		return nil
+	}
+	return usageOf(data)
+}
 
 // streamFailed handles the end of an attempt's stream that did not finish
 // with [DONE]: before commit the walk goes on; after it the client gets an

@@ -25,23 +25,25 @@ import (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	requests     *prometheus.CounterVec
-	reqDuration  *prometheus.HistogramVec
-	attempts     *prometheus.CounterVec
-	attDuration  *prometheus.HistogramVec
-	ttfb         *prometheus.HistogramVec
-	skips        *prometheus.CounterVec
-	transitions  *prometheus.CounterVec
-	cacheResults *prometheus.CounterVec
+	requests                               *prometheus.CounterVec
+	reqDuration                            *prometheus.HistogramVec
+	attempts                               *prometheus.CounterVec
+	attDuration                            *prometheus.HistogramVec
+	ttfb                                   *prometheus.HistogramVec
+	skips                                  *prometheus.CounterVec
+	transitions                            *prometheus.CounterVec
+	cacheResults                           *prometheus.CounterVec
+	tokens, cost, clientTokens, clientCost *prometheus.CounterVec
 
 	// bound caches the per-target children, made on first use.
 	bound sync.Map // *router.Target → *targetMetrics
 }
 
 type targetMetrics struct {
-	attempts [aierr.Canceled + 1]prometheus.Counter
-	duration prometheus.Observer
-	ttfb     prometheus.Observer
+	tokensIn, tokensOut, cost prometheus.Counter
+	attempts                  [aierr.Canceled + 1]prometheus.Counter
+	duration                  prometheus.Observer
+	ttfb                      prometheus.Observer
 }
 
 // Buckets for upstream latencies: LLM calls take from tens of milliseconds
@@ -78,7 +80,19 @@ func New() *Metrics {
 	m.cacheResults = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fusebox_cache_requests_total", Help: "Requests of aliases with a response cache, by result: hit, miss, stale, bypass, degraded.",
 	}, []string{"model", "result"})
-	m.reg.MustRegister(m.cacheResults)
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_tokens_total", Help: "Tokens of answered calls, by target and direction (input, output).",
+	}, []string{"target", "direction"})
+	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_cost_usd_total", Help: "Cost of answered calls in USD, by target, at the configured prices.",
+	}, []string{"target"})
+	m.clientTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_client_tokens_total", Help: "Tokens of answered calls, by client key name and direction.",
+	}, []string{"client", "direction"})
+	m.clientCost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_client_cost_usd_total", Help: "Cost of answered calls in USD, by client key name.",
+	}, []string{"client"})
+	m.reg.MustRegister(m.cacheResults, m.tokens, m.cost, m.clientTokens, m.clientCost)
 	m.reg.MustRegister(m.requests, m.reqDuration, m.attempts, m.attDuration, m.ttfb, m.skips, m.transitions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -101,8 +115,11 @@ func (m *Metrics) target(t *router.Target) *targetMetrics {
 		return tm.(*targetMetrics)
 	}
 	tm := &targetMetrics{
-		duration: m.attDuration.WithLabelValues(t.Name),
-		ttfb:     m.ttfb.WithLabelValues(t.Name),
+		tokensIn:  m.tokens.WithLabelValues(t.Name, "input"),
+		tokensOut: m.tokens.WithLabelValues(t.Name, "output"),
+		cost:      m.cost.WithLabelValues(t.Name),
+		duration:  m.attDuration.WithLabelValues(t.Name),
+		ttfb:      m.ttfb.WithLabelValues(t.Name),
 	}
 	for k := range tm.attempts {
 		tm.attempts[k] = m.attempts.WithLabelValues(t.Name, aierr.Kind(k).String())
@@ -119,6 +136,18 @@ func (m *Metrics) attempt(e router.AttemptEvent) {
 	if e.Verdict.Kind != aierr.Canceled {
 		tm.duration.Observe(e.Duration.Seconds())
 	}
+}
+
+// Usage records an answer's tokens and cost for its target and client
+// (the client's name, "" with no client keys).
+func (m *Metrics) Usage(t *router.Target, client string, in, out int, cost float64) {
+	tm := m.target(t)
+	tm.tokensIn.Add(float64(in))
+	tm.tokensOut.Add(float64(out))
+	tm.cost.Add(cost)
+	m.clientTokens.WithLabelValues(client, "input").Add(float64(in))
+	m.clientTokens.WithLabelValues(client, "output").Add(float64(out))
+	m.clientCost.WithLabelValues(client).Add(cost)
 }
 
 // TTFB records a streamed answer's time to first content.

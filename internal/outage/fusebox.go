@@ -1,0 +1,125 @@
+package outage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/gateway"
+)
+
+// alias is the model name Fusebox's client asks for.
+const alias = "smart"
+
+// FuseboxPolicy returns the breaker, retry and timeouts blocks of the
+// alias that Fusebox's client calls, as YAML, tuned for the scenario as a
+// user would: trip after 3 consecutive failures (503s; 429s never count),
+// stay open o.Open, then let 1 probe through; retry once on the last
+// target, within a 20% budget. For LatencySpike the breaker also trips when
+// half of the last 20 calls (at least 10) took more than o.P99 + o.Spike/2.
+func FuseboxPolicy(o Options) string {
+	o = o.withDefaults()
+	b := fmt.Sprintf("consecutive: 3, open: %v, probes: 1", o.Open)
+	if o.Scenario == LatencySpike {
+		b = fmt.Sprintf("window_calls: 20, min_calls: 10, slow_call: %v, slow_call_rate: 0.5, ", slowCall(o)) + b
+	}
+	return "breaker: {" + b + "}\n" +
+		"retry: {attempts: 2, base: 100ms, max: 1s, budget: 0.2}\n" +
+		"timeouts: {total: 30s}\n"
+}
+
+// slowCall is the duration from which the LatencySpike scenario's breaker
+// counts a call as slow: above the normal tail, below the spike.
+func slowCall(o Options) time.Duration { return o.P99 + o.Spike/2 }
+
+// fuseboxConfig is the whole gateway configuration, as YAML, so that it
+// goes through the same parsing and validation as a user's file.
+func fuseboxConfig(o Options, primary, secondary *provider) string {
+	var b strings.Builder
+	b.WriteString("listen: 127.0.0.1:0\nproviders:\n")
+	for _, p := range []*provider{primary, secondary} {
+		fmt.Fprintf(&b, "  %s: {type: openai, base_url: %q, keys: [sim-key]}\n", p.name, p.url)
+	}
+	fmt.Fprintf(&b, "models:\n  - name: %s\n    strategy: fallback\n    targets:\n", alias)
+	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", primary.name, model, primaryPrice.input, primaryPrice.output)
+	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", secondary.name, model, secondaryPrice.input, secondaryPrice.output)
+	for line := range strings.Lines(FuseboxPolicy(o)) {
+		b.WriteString("    " + line)
+	}
+	return b.String()
+}
+
+// fusebox is a gateway serving on a loopback port, recording its breakers'
+// transitions. It is safe for concurrent use.
+type fusebox struct {
+	url  string // the API root, ending in /v1
+	stop context.CancelFunc
+	done chan error
+
+	// mu guards transitions.
+	mu          sync.Mutex
+	transitions []breaker.Transition
+}
+
+// startFusebox starts a gateway in front of primary and secondary.
+func startFusebox(o Options, primary, secondary *provider) (*fusebox, error) {
+	none := func(string) (string, bool) { return "", false }
+	cfg, err := config.Parse("bench", []byte(fuseboxConfig(o, primary, secondary)), none)
+	if err != nil {
+		return nil, fmt.Errorf("outage: gateway configuration: %w", err)
+	}
+	f := &fusebox{done: make(chan error, 1)}
+	gw, err := gateway.New(gateway.Options{
+		Config:       cfg,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnTransition: f.record,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f.url = "http://" + ln.Addr().String() + "/v1"
+	ctx, stop := context.WithCancel(context.Background())
+	f.stop = stop
+	go func() { f.done <- gw.ListenAndServe(ctx, ln, time.Second) }()
+	return f, nil
+}
+
+func (f *fusebox) record(t breaker.Transition) {
+	f.mu.Lock()
+	f.transitions = append(f.transitions, t)
+	f.mu.Unlock()
+}
+
+// transitionsSince returns the transitions of the primary's breaker, timed
+// from t0.
+func (f *fusebox) transitionsSince(t0 time.Time) []Transition {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Transition
+	for _, t := range f.transitions {
+		if !strings.HasPrefix(t.Name, "primary/") {
+			continue
+		}
+		out = append(out, Transition{
+			AtMS: ms(t.At.Sub(t0)), From: t.From.String(), To: t.To.String(), Reason: t.Reason.String(),
+		})
+	}
+	return out
+}
+
+// close stops the gateway and waits for it.
+func (f *fusebox) close() {
+	f.stop()
+	<-f.done
+}

@@ -1,0 +1,193 @@
+package outage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/sim"
+)
+
+// Scenario names how the primary fails during the storm.
+type Scenario string
+
+// The scenarios.
+const (
+	// Outage: the primary answers every call with 503.
+	Outage Scenario = "outage"
+	// Throttle: the primary answers every call with 429 and a Retry-After
+	// of Options.RetryAfter. A breaker must not open on throttling; the
+	// traffic should pace and spill to the secondary.
+	Throttle Scenario = "throttle"
+	// LatencySpike: the primary answers, but Options.Spike later than
+	// usual. Fusebox's breaker trips on the slow-call rate.
+	LatencySpike Scenario = "latency-spike"
+)
+
+// Scenarios lists every Scenario.
+var Scenarios = []Scenario{Outage, Throttle, LatencySpike}
+
+// Options configure a run. The zero value of each field means the default
+// documented on it; the defaults are the laptop-sized outage: 80 req/s for
+// 2 minutes, a 20 s storm from 60 s.
+type Options struct {
+	// Scenario is how the primary fails. "": Outage.
+	Scenario Scenario
+	// Rate is the requests per second each client sends. 0: 80.
+	Rate float64
+	// Duration is how long each client sends. 0: 2 minutes.
+	Duration time.Duration
+	// StormStart is when the storm begins, since the start. 0: half of
+	// Duration.
+	StormStart time.Duration
+	// StormLength is how long it lasts. 0: a sixth of Duration.
+	StormLength time.Duration
+	// Latency is the median latency of both providers. 0: 250ms.
+	Latency time.Duration
+	// P99 is their 99th-percentile latency. 0: 900ms, or 2 × Latency if
+	// that is more.
+	P99 time.Duration
+	// Spike is the extra latency of the LatencySpike scenario. 0: 2s.
+	Spike time.Duration
+	// RetryAfter is the wait the Throttle scenario's 429s ask for. 0: 2s.
+	RetryAfter time.Duration
+	// Open is how long Fusebox's breaker stays open before a probe. 0: 3s.
+	Open time.Duration
+	// Seed seeds the simulated providers; each client's pair gets the same
+	// seeds.
+	Seed uint64
+}
+
+// withDefaults returns o with its zero fields filled.
+func (o Options) withDefaults() Options {
+	o.Scenario = cmp.Or(o.Scenario, Outage)
+	o.Rate = cmp.Or(o.Rate, 80)
+	o.Duration = cmp.Or(o.Duration, 2*time.Minute)
+	o.StormStart = cmp.Or(o.StormStart, o.Duration/2)
+	o.StormLength = cmp.Or(o.StormLength, o.Duration/6)
+	o.Latency = cmp.Or(o.Latency, 250*time.Millisecond)
+	o.P99 = cmp.Or(o.P99, max(900*time.Millisecond, 2*o.Latency))
+	o.Spike = cmp.Or(o.Spike, 2*time.Second)
+	o.RetryAfter = cmp.Or(o.RetryAfter, 2*time.Second)
+	o.Open = cmp.Or(o.Open, 3*time.Second)
+	return o
+}
+
+// validate reports the first bad field of o, defaults filled.
+func (o Options) validate() error {
+	switch {
+	case o.Scenario != Outage && o.Scenario != Throttle && o.Scenario != LatencySpike:
+		return fmt.Errorf("outage: scenario %q: want outage, throttle or latency-spike", o.Scenario)
+	case !(o.Rate > 0 && o.Rate <= 10000):
+		return fmt.Errorf("outage: rate %g: want more than 0 and at most 10000 requests per second", o.Rate)
+	case o.Duration < 0 || o.StormStart < 0 || o.StormLength < 0:
+		return fmt.Errorf("outage: duration, storm start and storm length must not be negative")
+	case o.StormStart+o.StormLength > o.Duration:
+		return fmt.Errorf("outage: the storm (%v from %v) ends after the run (%v)", o.StormLength, o.StormStart, o.Duration)
+	case o.Latency < 0 || o.P99 < o.Latency:
+		return fmt.Errorf("outage: latency %v, p99 %v: want 0 ≤ latency ≤ p99", o.Latency, o.P99)
+	case o.Spike < 0 || o.RetryAfter < 0 || o.Open < 0:
+		return fmt.Errorf("outage: spike, retry-after and open must not be negative")
+	}
+	return nil
+}
+
+// stormEnd is when the storm ends, since the start.
+func (o Options) stormEnd() time.Duration { return o.StormStart + o.StormLength }
+
+// inStorm reports whether a request sent at t (since the start) was sent
+// during the storm.
+func (o Options) inStorm(t time.Duration) bool { return t >= o.StormStart && t < o.stormEnd() }
+
+// faults are the primary's faults for the scenario, counted from when they
+// are set (the start of the run).
+func (o Options) faults() []sim.Fault {
+	from, to := o.StormStart, o.stormEnd()
+	switch o.Scenario {
+	case Throttle:
+		return []sim.Fault{{Kind: sim.Throttle, RetryAfter: o.RetryAfter, Fraction: 1, From: from, To: to}}
+	case LatencySpike:
+		return []sim.Fault{{Kind: sim.LatencySpike, Extra: o.Spike, Fraction: 1, From: from, To: to}}
+	}
+	return []sim.Fault{{Kind: sim.ErrorStorm, Status: 503, Fraction: 1, From: from, To: to}}
+}
+
+// Run runs the scenario for the three clients at once and returns what
+// they saw. It takes about o.Duration, plus the time the last requests
+// need to end. When ctx ends early, Run stops sending and reports on what
+// was sent.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	var rigs []*rig
+	defer func() {
+		for _, r := range rigs {
+			r.close()
+		}
+	}()
+	for _, c := range Clients {
+		r, err := newRig(c, o)
+		if err != nil {
+			return nil, err
+		}
+		rigs = append(rigs, r)
+	}
+	t0 := time.Now()
+	for _, r := range rigs {
+		if err := r.primary.sim.SetFaults(o.faults()); err != nil {
+			return nil, err
+		}
+	}
+	var wg sync.WaitGroup
+	storm := make([]stormStats, len(rigs))
+	wg.Go(func() { watchStorm(ctx, t0, o, rigs, storm) })
+	for _, r := range rigs {
+		wg.Go(func() { r.records = drive(ctx, t0, o, r.send) })
+	}
+	wg.Wait()
+	res := &Result{Options: o.report(), Policy: FuseboxPolicy(o), Start: t0}
+	for i, r := range rigs {
+		res.Rows = append(res.Rows, summarize(o, t0, r, storm[i]))
+		if r.kind == Fusebox {
+			res.Transitions = r.gw.transitionsSince(t0)
+		}
+	}
+	return res, nil
+}
+
+// stormStats are the primary's counts at the storm's start and end.
+type stormStats struct{ atStart, atEnd sim.Stats }
+
+// watchStorm snapshots the primaries' stats when the storm starts and when
+// it ends (or when ctx ends, for a run cut short).
+func watchStorm(ctx context.Context, t0 time.Time, o Options, rigs []*rig, out []stormStats) {
+	snap := func(set func(*stormStats, sim.Stats)) {
+		for i, r := range rigs {
+			set(&out[i], r.primary.sim.Stats())
+		}
+	}
+	sleepUntil(ctx, t0.Add(o.StormStart))
+	snap(func(s *stormStats, st sim.Stats) { s.atStart = st })
+	sleepUntil(ctx, t0.Add(o.stormEnd()))
+	snap(func(s *stormStats, st sim.Stats) { s.atEnd = st })
+}
+
+// sleepUntil waits until t or until ctx ends, and reports whether t came.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
