@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,18 +160,13 @@ func TestCacheMetrics(t *testing.T) {
 	base := cachedGateway(t, nil, "client", up)
 	ask(t, base, "key-alice", "smart")
 	ask(t, base, "key-alice", "smart")
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := scrape(t, base)
 	for _, want := range []string{
 		`fusebox_cache_requests_total{model="smart",result="hit"} 1`,
 		`fusebox_cache_requests_total{model="smart",result="miss"} 1`,
 		"fusebox_cache_entries 1",
 	} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}

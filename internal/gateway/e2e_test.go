@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,12 +382,10 @@ func TestMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp, err := http.Get(gw.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	eventually(t, "the fourth request in the metrics", func() bool {
+		return strings.Contains(scrape(t, gw.URL), `fusebox_requests_total{code="200",model="smart"} 4`)
+	})
+	b := scrape(t, gw.URL)
 	for _, want := range []string{
 		`fusebox_upstream_attempts_total{target="primary/gpt-4.1",verdict="outage"} 3`,
 		`fusebox_upstream_attempts_total{target="secondary/deepseek-chat",verdict="success"} 4`,
@@ -395,7 +394,7 @@ func TestMetrics(t *testing.T) {
 		`fusebox_target_skips_total{reason="breaker open",target="primary/gpt-4.1"} 1`,
 		`fusebox_requests_total{code="200",model="smart"} 4`,
 	} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
@@ -448,7 +447,8 @@ func TestStatusAndDashboardNeedAdminToken(t *testing.T) {
 func TestReadyAdminAndAccessLog(t *testing.T) {
 	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
 	var logs strings.Builder
-	_, gw := start(t, Options{Logger: slog.New(slog.NewJSONHandler(&syncWriter{w: &logs}, nil))},
+	var logMu sync.Mutex
+	_, gw := start(t, Options{Logger: slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))},
 		"admin_token: adm\nclients:\n  - {name: web, key: client-secret-1}\n"+twoTargets, p, s)
 	c := newClient(gw.URL, option.WithAPIKey("client-secret-1"))
 	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
@@ -484,7 +484,8 @@ func TestReadyAdminAndAccessLog(t *testing.T) {
 	if code := do("POST", "/fusebox/breaker?target=nope&action=reset"); code != 404 {
 		t.Fatalf("unknown target %d", code)
 	}
-	l := logs.String()
+	eventually(t, "the request's log line", func() bool { return strings.Contains(logsString(&logs, &logMu), `"client":"web"`) })
+	l := logsString(&logs, &logMu)
 	if !strings.Contains(l, `"client":"web"`) || !strings.Contains(l, `"target":"primary/gpt-4.1"`) || !strings.Contains(l, `"action":"force-open"`) {
 		t.Fatalf("log lacks the request or the admin action:\n%s", l)
 	}
@@ -522,12 +523,10 @@ func TestCostAndBrokenBodyFailover(t *testing.T) {
 	if c := resp.Header.Get("X-Fusebox-Cost"); c != "0.00000411" {
 		t.Fatalf("X-Fusebox-Cost %q", c)
 	}
-	m, _ := http.Get(gw.URL + "/metrics")
-	b, _ := io.ReadAll(m.Body)
-	m.Body.Close()
+	b := scrape(t, gw.URL)
 	for _, want := range []string{`fusebox_cost_usd_total{target="secondary/deepseek-chat"} 4.11`,
 		`fusebox_tokens_total{direction="output",target="secondary/deepseek-chat"} 3`} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}

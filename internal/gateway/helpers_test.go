@@ -209,4 +209,46 @@ models:
 `
 
 var _ = strings.Contains
-var _ = time.Second
+
+// eventually waits (up to 10 s) for cond, which depends on work the
+// gateway finishes after the client has its answer (metrics, access log).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// scrape returns the gateway's /metrics text.
+func scrape(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// lockedWriter serialises writes to w under mu, which readers hold too.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func logsString(b *strings.Builder, mu *sync.Mutex) string {
+	mu.Lock()
+	defer mu.Unlock()
+	return b.String()
+}

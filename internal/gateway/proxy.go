@@ -227,14 +227,15 @@ func (x *exchange) serve(ctx context.Context) {
 		if a.Resp.StatusCode == http.StatusOK {
 			x.account(a, usageOf(body))
 		}
+		if a.Resp.StatusCode == http.StatusOK {
+			// Kept before it is sent, so the client's next request finds it.
+			x.keep(body, a.Resp.Header.Get("Content-Type"), a.Target.Name)
+		}
 		h := x.w.Header()
 		h.Set("Content-Type", a.Resp.Header.Get("Content-Type"))
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		x.w.WriteHeader(a.Resp.StatusCode)
 		x.w.Write(body)
-		if a.Resp.StatusCode == http.StatusOK {
-			x.keep(body, a.Resp.Header.Get("Content-Type"), a.Target.Name)
-		}
 		return
 	}
 }

@@ -152,22 +152,26 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		if u := streamUsage(ev.Data); u != nil {
 			x.account(a, u)
 		}
-		if out.WriteRaw(ev.Raw) != nil {
-			out.Close()
-			a.Abandon() // the client has gone
-			return true
-		}
 		if sse.IsDone(ev) {
-			out.Close()
-			// Read what follows [DONE] (the chunked body's end) so the
-			// upstream connection goes back to the pool, not away.
-			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
+			// The answer is complete: record it (breaker, cache, idempotent
+			// replay) before the client sees the end, so a request it sends
+			// next finds it.
 			a.Succeed(x.s.since(a.Start))
 			if asm != nil {
 				if body, err := asm.Result(); err == nil {
 					x.keep(body, "application/json", a.Target.Name)
 				}
 			}
+			out.WriteRaw(ev.Raw)
+			out.Close()
+			// Read what follows [DONE] (the chunked body's end) so the
+			// upstream connection goes back to the pool, not away.
+			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
+			return true
+		}
+		if out.WriteRaw(ev.Raw) != nil {
+			out.Close()
+			a.Abandon() // the client has gone
 			return true
 		}
 	}
