@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -103,9 +104,17 @@ func (x *exchange) lookup(body []byte, client string) bool {
 func (x *exchange) answerCached(e cache.Entry, status string) {
 	h := x.w.Header()
 	h.Set("X-Fusebox-Cache", status)
-	h.Set("X-Fusebox-Target", e.Target)
 	h.Set("Age", strconv.Itoa(int(e.Age(x.s.clk.Now()).Seconds())))
 	x.s.metrics.Cache(x.alias.Name, status)
+	x.writeEntry(e)
+}
+
+// writeEntry writes a complete chat.completion answer (from the cache, an
+// idempotent record or the degraded answer), replayed as a stream when
+// the client asked for one.
+func (x *exchange) writeEntry(e cache.Entry) {
+	h := x.w.Header()
+	h.Set("X-Fusebox-Target", e.Target)
 	if x.stream {
 		sse.SetHeaders(h)
 		x.w.WriteHeader(http.StatusOK)
@@ -164,7 +173,7 @@ func (x *exchange) rescue() bool {
 	x.w.Header().Set("X-Fusebox-Degraded", "true")
 	x.s.metrics.Cache(x.alias.Name, "degraded")
 	if d.Content == "" {
-		x.error(cmpOr(d.Status, http.StatusServiceUnavailable), "service_unavailable", "degraded", "", d.Message)
+		x.error(cmp.Or(d.Status, http.StatusServiceUnavailable), "service_unavailable", "degraded", "", d.Message)
 		return true
 	}
 	body, _ := json.Marshal(map[string]any{
@@ -173,26 +182,8 @@ func (x *exchange) rescue() bool {
 			"message": map[string]any{"role": "assistant", "content": d.Content}}},
 		"usage": map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
 	})
-	e := cache.Entry{Body: body, ContentType: "application/json", Target: "fusebox/degraded"}
-	h := x.w.Header()
-	h.Set("X-Fusebox-Target", e.Target)
-	if x.stream {
-		sse.SetHeaders(h)
-		x.w.WriteHeader(http.StatusOK)
-		cache.WriteStream(x.w, e, x.fields.IncludeUsage)
-		return true
-	}
-	h.Set("Content-Type", e.ContentType)
-	x.w.WriteHeader(http.StatusOK)
-	x.w.Write(body)
+	x.writeEntry(cache.Entry{Body: body, ContentType: "application/json", Target: "fusebox/degraded"})
 	return true
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // tee collects a successful non-streamed answer for the cache, up to the

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
-	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
 // idempotency keeps the answers to requests that carry an Idempotency-Key,
@@ -140,18 +139,6 @@ func (x *exchange) idempotent(body []byte) bool {
 
 // replay writes a stored answer again, as a stream if one was asked for.
 func (x *exchange) replay(rec *idemRecord) {
-	h := x.w.Header()
-	h.Set("X-Fusebox-Idempotent-Replay", "true")
-	h.Set("X-Fusebox-Target", rec.target)
-	e := cache.Entry{Body: rec.body, ContentType: rec.ctype, Target: rec.target}
-	if x.stream {
-		sse.SetHeaders(h)
-		x.w.WriteHeader(http.StatusOK)
-		cache.WriteStream(x.w, e, x.fields.IncludeUsage)
-		return
-	}
-	h.Set("Content-Type", rec.ctype)
-	h.Set("Content-Length", strconv.Itoa(len(rec.body)))
-	x.w.WriteHeader(http.StatusOK)
-	x.w.Write(rec.body)
+	x.w.Header().Set("X-Fusebox-Idempotent-Replay", "true")
+	x.writeEntry(cache.Entry{Body: rec.body, ContentType: rec.ctype, Target: rec.target})
 }
