@@ -21,6 +21,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand())
+	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand(), benchCommand())
 	return root.ExecuteContext(ctx)
 }

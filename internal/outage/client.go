@@ -70,8 +70,8 @@ type record struct {
 type usage struct{ in, out int }
 
 // newRig starts the providers (and gateway) of client c.
-func newRig(c Client, o Options) (r *rig, err error) {
-	r = &rig{kind: c, http: &http.Client{
+func newRig(c Client, o Options) (_ *rig, err error) {
+	r := &rig{kind: c, http: &http.Client{
 		Timeout:   clientTimeout,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 512, IdleConnTimeout: 30 * time.Second},
 	}}
@@ -119,10 +119,11 @@ func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Conte
 		if !sleepUntil(ctx, t0.Add(time.Duration(float64(sent)*interval))) {
 			break
 		}
+		i := sent
 		wg.Go(func() {
 			start := time.Now()
 			served, u, err := send(ctx)
-			recs[sent] = record{
+			recs[i] = record{
 				start: start.Sub(t0), latency: time.Since(start), served: served, usage: u,
 				failed: err != nil, canceled: ctx.Err() != nil,
 			}

@@ -32,7 +32,7 @@ func FuseboxPolicy(o Options) string {
 	}
 	return "breaker: {" + b + "}\n" +
 		"retry: {attempts: 2, base: 100ms, max: 1s, budget: 0.2}\n" +
-		"timeouts: {total: 30s}\n"
+		"timeouts: {ttfb: 20s, total: 30s}\n"
 }
 
 // slowCall is the duration from which the LatencySpike scenario's breaker

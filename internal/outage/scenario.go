@@ -75,6 +75,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Validate reports the first bad field of o, once defaults are filled.
+func (o Options) Validate() error { return o.withDefaults().validate() }
+
 // validate reports the first bad field of o, defaults filled.
 func (o Options) validate() error {
 	switch {
@@ -156,6 +159,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Transitions = r.gw.transitionsSince(t0)
 		}
 	}
+	res.Goals = res.checkGoals(o)
 	return res, nil
 }
 
