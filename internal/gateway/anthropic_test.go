@@ -167,3 +167,50 @@ func TestMessagesErrorsInAnthropicShape(t *testing.T) {
 		}
 	}
 }
+
+// Tool use with the official Anthropic client through the gateway to an
+// OpenAI-compatible target: the target's tool_calls come back as tool_use
+// blocks, and the tool result goes to the target as a tool message.
+func TestAnthropicClientToolUse(t *testing.T) {
+	oai := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls",`+
+				`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}}],`+
+				`"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`)
+			return
+		}
+		chatOK("the tool result")(w, r, n)
+	})
+	_, gw := start(t, Options{}, fmt.Sprintf("providers:\n  openai: {type: openai, base_url: %q, keys: [k]}\nmodels:\n  - {name: smart, targets: [{provider: openai, model: gpt-4.1}]}\n", oai.URL+"/v1"))
+	client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+	tools := []anthropicsdk.ToolUnionParam{{OfTool: &anthropicsdk.ToolParam{
+		Name:        "get_weather",
+		InputSchema: anthropicsdk.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}},
+	}}}
+	question := anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("Weather in Paris?"))
+	msg, err := client.Messages.New(t.Context(), anthropicsdk.MessageNewParams{
+		Model: "smart", MaxTokens: 100, Tools: tools, Messages: []anthropicsdk.MessageParam{question},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.StopReason != "tool_use" || len(msg.Content) != 1 || msg.Content[0].Type != "tool_use" ||
+		msg.Content[0].Name != "get_weather" || !strings.Contains(string(msg.Content[0].Input), "Paris") {
+		t.Fatalf("tool use answer %+v", msg)
+	}
+	if body := oai.bodies[0]; !strings.Contains(body, `"tools"`) || !strings.Contains(body, `"get_weather"`) {
+		t.Fatalf("the target did not get the tools: %s", body)
+	}
+	final, err := client.Messages.New(t.Context(), anthropicsdk.MessageNewParams{
+		Model: "smart", MaxTokens: 100, Tools: tools,
+		Messages: []anthropicsdk.MessageParam{question, msg.ToParam(),
+			anthropicsdk.NewUserMessage(anthropicsdk.NewToolResultBlock(msg.Content[0].ID, "18°C and sunny", false))},
+	})
+	if err != nil || final.Content[0].Text != "hello from the tool result" {
+		t.Fatalf("after the tool result: %+v %v", final, err)
+	}
+	if body := oai.bodies[1]; !strings.Contains(body, `"role":"tool"`) || !strings.Contains(body, "18°C and sunny") {
+		t.Fatalf("the target did not get the tool result: %s", body)
+	}
+}
