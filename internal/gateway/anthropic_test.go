@@ -127,8 +127,20 @@ func TestAnthropicClientThroughGateway(t *testing.T) {
 				Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))},
 			}
 			msg, err := client.Messages.New(t.Context(), params)
-			if err != nil || len(msg.Content) == 0 || msg.Content[0].Text != tc.want || msg.Model != "smart" {
+			if err != nil || len(msg.Content) == 0 || msg.Content[0].Text != tc.want {
 				t.Fatalf("message %+v, %v", msg, err)
+			}
+			if tc.name == "anthropic-target" {
+				// Passed natively: the target got the client's own body
+				// (with its model) and the client the target's answer.
+				if b := claude.bodies[0]; !strings.Contains(b, `"model":"claude-opus-4-7"`) || !strings.Contains(b, `"max_tokens":100`) || strings.Contains(b, `"choices"`) {
+					t.Fatalf("the Anthropic target got %s", b)
+				}
+				if msg.Model != "claude-opus-4-7" {
+					t.Fatalf("native answer model %q", msg.Model)
+				}
+			} else if msg.Model != "smart" {
+				t.Fatalf("translated answer model %q; want the alias", msg.Model)
 			}
 			st := client.Messages.NewStreaming(t.Context(), params)
 			var b strings.Builder
@@ -212,5 +224,25 @@ func TestAnthropicClientToolUse(t *testing.T) {
 	}
 	if body := oai.bodies[1]; !strings.Contains(body, `"role":"tool"`) || !strings.Contains(body, "18°C and sunny") {
 		t.Fatalf("the target did not get the tool result: %s", body)
+	}
+}
+
+// An Anthropic client on a mixed ladder: the Anthropic target (native) is
+// overloaded, the OpenAI-compatible one answers, translated.
+func TestMessagesFailOverFromNativeToTranslated(t *testing.T) {
+	claude := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(529)
+		io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+	})
+	oai := newUpstream(t, chatOK("openai"))
+	_, gw := start(t, Options{}, fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"))
+	client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+	msg, err := client.Messages.New(t.Context(), anthropicsdk.MessageNewParams{
+		Model: "smart", MaxTokens: 50,
+		Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))},
+	})
+	if err != nil || msg.Content[0].Text != "hello from openai" || claude.calls() != 1 {
+		t.Fatalf("%+v %v (claude called %d)", msg, err, claude.calls())
 	}
 }

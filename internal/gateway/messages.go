@@ -91,6 +91,15 @@ func (s openaiSink) Broken(msg string) {
 	s.w.WriteError(sse.ErrorEvent{Message: msg, Type: "upstream_error", Code: "stream_interrupted"})
 }
 
+// nativeSink passes an Anthropic stream through as it is.
+type nativeSink struct{ w *sse.Writer }
+
+func (s nativeSink) WriteRaw(raw []byte) error { return s.w.WriteRaw(raw) }
+func (s nativeSink) Close()                    {}
+func (s nativeSink) Broken(msg string) {
+	s.w.WriteAnthropicError(sse.ErrorEvent{Message: msg, Type: "api_error"})
+}
+
 // anthropicSink translates OpenAI events to Anthropic's through a pipe: a
 // goroutine owned by the sink reads the translator and writes the client,
 // flushing after each read; Close and Broken wait for it.
@@ -157,6 +166,11 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 		writeAnthropicError(x.w, http.StatusBadGateway, "Reading the answer from "+a.Target.Name+" failed: "+err.Error())
 		return
 	}
+	if a.Native {
+		a.Succeed(0)
+		x.writeJSON(body)
+		return
+	}
 	out, err := anthropic.ToMessagesResponse(body, x.model)
 	if err != nil {
 		a.Succeed(0) // the target answered; the translation is ours
@@ -164,11 +178,16 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 		return
 	}
 	a.Succeed(0)
+	x.writeJSON(out)
+}
+
+// writeJSON writes a 200 JSON answer.
+func (x *exchange) writeJSON(body []byte) {
 	h := x.w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	x.w.WriteHeader(http.StatusOK)
-	x.w.Write(out)
+	x.w.Write(body)
 }
 
 // passFinalMessages returns an upstream's client error in Anthropic's

@@ -30,6 +30,7 @@ type exchange struct {
 	// model it asked for, named in translated answers.
 	messages bool
 	model    string
+	native   []byte // the client's Messages body, for targets that take it as it is
 	fields   aireq.Fields
 	client   string // the client key's name, "" with none
 	// cache is the alias's response cache, when the request may use it.
@@ -84,6 +85,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				x.badRequest("model", "model: Field required")
 				return
 			}
+			x.native = body
 			if body, err = anthropic.FromMessagesRequest(body); err != nil {
 				x.badRequest("", err.Error())
 				return
@@ -123,7 +125,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		}
 		x.walk = s.router.Start(alias, &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
-			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"),
+			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 		})
 		if x.stream {
 			x.serveStream(ctx)

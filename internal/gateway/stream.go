@@ -128,7 +128,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			return x.streamFailed(a, out, ev, err, dog)
 		}
 		if out == nil {
-			if !sse.HasContent(ev) && !sse.IsDone(ev) {
+			if !sse.HasContent(ev) && !ended(a, ev) {
 				held = append(held, append([]byte(nil), ev.Raw...))
 				continue
 			}
@@ -139,20 +139,20 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			x.headers(a, answered)
 			sse.SetHeaders(x.w.Header())
 			x.w.WriteHeader(http.StatusOK)
-			out = x.sink()
+			out = x.sink(a)
 			for _, raw := range held {
 				out.WriteRaw(raw)
 			}
 			held = nil
 		}
 		dog.arm(x.s.clk, idle, 2)
-		if asm != nil && !sse.IsDone(ev) && asm.Add(ev.Data) != nil {
+		if asm != nil && !ended(a, ev) && asm.Add(ev.Data) != nil {
 			asm = nil // not an answer the cache can keep
 		}
-		if u := streamUsage(ev.Data); u != nil {
+		if u := streamUsage(ev.Data); u != nil && !a.Native {
 			x.account(a, u)
 		}
-		if sse.IsDone(ev) {
+		if ended(a, ev) {
 			// The answer is complete: record it (breaker, cache, idempotent
 			// replay) before the client sees the end, so a request it sends
 			// next finds it.
@@ -226,11 +226,23 @@ func (x *exchange) streamFailed(a *router.Attempt, out sink, ev sse.Event, err e
 
 // sink returns where a committed stream's events go: straight to the
 // client, or through the Messages API translator.
-func (x *exchange) sink() sink {
-	if x.messages {
+func (x *exchange) sink(a *router.Attempt) sink {
+	switch {
+	case a.Native:
+		return nativeSink{sse.NewWriter(x.w)}
+	case x.messages:
 		return newAnthropicSink(x.w, x.model)
 	}
 	return openaiSink{sse.NewWriter(x.w)}
+}
+
+// ended reports whether ev is the stream's last event: OpenAI's [DONE], or
+// Anthropic's message_stop for a native Messages stream.
+func ended(a *router.Attempt, ev sse.Event) bool {
+	if a.Native {
+		return ev.Name == "message_stop"
+	}
+	return sse.IsDone(ev)
 }
 
 // classifyReadError reads an error from reading an upstream body.

@@ -26,4 +26,12 @@ type Call struct {
 	Stream bool
 	// IdempotencyKey, if set, is sent as the Idempotency-Key header.
 	IdempotencyKey string
+	// Native, when set, is the client's own Anthropic Messages body (with
+	// the target's model), for an Upstream that speaks Messages: it sends
+	// it as it is and answers in Anthropic's format.
+	Native []byte
 }
+
+// messagesSpeaker is an Upstream that takes Anthropic Messages bodies as
+// they are.
+type messagesSpeaker interface{ SpeaksMessages() bool }

@@ -34,6 +34,9 @@ type Request struct {
 	// IdempotencyKey is the client's, or "". Upstream attempts carry a key
 	// derived from it (or a random one), renewed after a refusal.
 	IdempotencyKey string
+	// Native is the client's Anthropic Messages body when it came in that
+	// format; targets whose upstream speaks Messages get it untouched.
+	Native []byte
 }
 
 // Walk is one request's way down an alias's ladder. It is not safe for
@@ -72,6 +75,9 @@ type Attempt struct {
 	Verdict aierr.Verdict
 	// Start is when the attempt was sent, on the router's clock.
 	Start time.Time
+	// Native reports that Resp is in Anthropic's Messages format (the
+	// request went to its target untouched); otherwise it is OpenAI's.
+	Native bool
 
 	w       *Walk
 	permit  breaker.Permit
@@ -173,7 +179,12 @@ func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
 	w.n++
 	w.Attempts++
 	a := &Attempt{Target: t, Key: key, w: w, permit: permit, started: w.r.now(), Start: w.r.clk.Now()}
-	resp, err := t.prov.up.Send(ctx, w.call(t, key))
+	call := w.call(t, key)
+	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages() {
+		call.Native = aireq.Scan(w.req.Native).WithModel(w.req.Native, t.Model)
+		a.Native = true
+	}
+	resp, err := t.prov.up.Send(ctx, call)
 	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		a.Resp = resp
 		return a, true

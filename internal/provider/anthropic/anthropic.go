@@ -152,6 +152,9 @@ func newTransport(connect time.Duration) *http.Transport {
 //
 // The error is non-nil only when nothing could be sent or received.
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
+	if c.Native != nil {
+		return u.sendNative(ctx, c)
+	}
 	if c.Path != "/chat/completions" {
 		return errorResponse(nil, http.StatusBadRequest, "invalid_request_error", CodeUnsupportedOperation, "",
 			"anthropic: Anthropic has no "+c.Path+" endpoint; route this model to an OpenAI-compatible target"), nil
@@ -247,4 +250,21 @@ func (u *Upstream) CloseIdle() {
 	if t, ok := u.rt.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}
+}
+
+// SpeaksMessages reports that this upstream takes Anthropic Messages bodies
+// as they are (router.Call.Native), so a request that arrived in that
+// format needs no translation to reach it.
+func (u *Upstream) SpeaksMessages() bool { return true }
+
+// sendNative sends a Messages body untouched and returns the answer as
+// Anthropic gave it: nothing is lost to a round trip through the chat
+// format (cache_control on system, thinking, …).
+func (u *Upstream) sendNative(ctx context.Context, c *router.Call) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.endpoint, bytes.NewReader(c.Native))
+	if err != nil {
+		return nil, err
+	}
+	u.setHeaders(req.Header, c, c.Stream)
+	return u.rt.RoundTrip(req)
 }
