@@ -91,6 +91,10 @@ func (x *exchange) lookup(body []byte, client string) bool {
 	x.cache, x.cacheKey = ac, key
 	if mode == cacheUse {
 		if e, st := ac.c.Get(key); st == cache.Hit {
+			if x.idemRec != nil { // the answer stands for this key too
+				x.s.idem.end(x.idemKey, x.idemRec, append([]byte(nil), e.Body...), e.ContentType, e.Target)
+				x.idemRec = nil
+			}
 			x.answerCached(e, "hit")
 			return true
 		}
