@@ -531,3 +531,30 @@ func TestCostAndBrokenBodyFailover(t *testing.T) {
 		}
 	}
 }
+
+// A client key's own rpm: over it, a 429 with Retry-After, and the
+// upstream never sees the request.
+func TestClientRateLimit(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	p := newUpstream(t, chatOK("primary"))
+	_, gw := gateway(t, clk, "clients:\n  - {name: batch, key: kb, limits: {rpm: 2}}\n"+twoTargets, p, newUpstream(t, chatOK("s")))
+	c := newClient(gw.URL, option.WithAPIKey("kb"))
+	for range 2 {
+		if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || !strings.Contains(apiErr.Message, `client "batch"`) ||
+		apiErr.Response.Header.Get("Retry-After") != "30" {
+		t.Fatalf("third request in a minute: %v", err)
+	}
+	if p.calls() != 2 {
+		t.Fatalf("upstream saw %d calls", p.calls())
+	}
+	clk.Advance(30 * time.Second)
+	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+		t.Fatalf("after 30 s: %v", err)
+	}
+}

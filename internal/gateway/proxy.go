@@ -110,6 +110,9 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
 		if c != nil {
 			x.client = c.name
+			if !x.paced(c, f.Tokens(len(body))) {
+				return
+			}
 		}
 		if !messages && x.idempotent(body) {
 			return
@@ -133,6 +136,23 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			x.serve(ctx)
 		}
 	}
+}
+
+// paced applies the client's own rpm/tpm: over them, a 429 with
+// Retry-After, and nothing is sent upstream.
+func (x *exchange) paced(c *client, tokens int) bool {
+	if c.pacer == nil {
+		return true
+	}
+	ok, wait := c.pacer.Allow(tokens)
+	if ok {
+		return true
+	}
+	x.w.Header().Set("Retry-After", retryAfter(wait))
+	x.error(http.StatusTooManyRequests, "rate_limit_exceeded", "client_rate_limit_exceeded", "",
+		"Rate limit reached for client "+strconv.Quote(c.name)+" (its rpm/tpm in the Fusebox configuration). Try again in "+
+			retryAfter(wait)+"s.")
+	return false
 }
 
 // finish records the request in the metrics and the access log: what was

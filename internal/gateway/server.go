@@ -16,6 +16,7 @@ import (
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/limit"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -61,6 +62,7 @@ type client struct {
 	name   string
 	key    []byte
 	models map[string]bool // nil: all
+	pacer  *limit.Pacer    // the client's rpm/tpm; nil: none
 }
 
 // New builds a Server from a validated configuration.
@@ -116,6 +118,13 @@ func New(o Options) (*Server, error) {
 	}
 	for _, c := range o.Config.Clients {
 		cl := client{name: c.Name, key: []byte(c.Key.Value())}
+		if c.Limits.RPM > 0 || c.Limits.TPM > 0 {
+			ps := c.Limits.Pacer()
+			ps.Clock = o.Clock
+			if cl.pacer, err = limit.NewPacer(ps); err != nil {
+				return nil, err
+			}
+		}
 		if len(c.Models) > 0 {
 			cl.models = map[string]bool{}
 			for _, m := range c.Models {
