@@ -16,10 +16,10 @@ import (
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
-	"github.com/fuseboxhq/fusebox/limit"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
+	"github.com/fuseboxhq/fusebox/limit"
 )
 
 // Options configures a Server.
