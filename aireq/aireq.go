@@ -25,6 +25,9 @@ type Fields struct {
 	IncludeUsage bool
 	// MaxTokens is "max_tokens" or "max_completion_tokens"; 0 if absent.
 	MaxTokens int
+	// User is the "user" string (OpenAI's end-user id), still escaped;
+	// nil if absent.
+	User []byte
 	// Messages is the first byte of the "messages" value ('[' for an
 	// array, 'n' for null, '"' for a string, …); 0 if absent.
 	Messages byte
@@ -49,6 +52,10 @@ func Scan(body []byte) Fields {
 			f.Stream = string(val) == "true"
 		case "messages":
 			f.Messages = val[0]
+		case "user":
+			if len(val) >= 2 && val[0] == '"' {
+				f.User = val[1 : len(val)-1]
+			}
 		case "stream_options":
 			in := scanner{b: val}
 			var done bool

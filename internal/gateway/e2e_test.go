@@ -558,3 +558,47 @@ func TestClientRateLimit(t *testing.T) {
 		t.Fatalf("after 30 s: %v", err)
 	}
 }
+
+// A conversation stays on the target that served it while that target is
+// healthy, and moves only on failover.
+func TestStickySessions(t *testing.T) {
+	a, b := newUpstream(t, chatOK("a")), newUpstream(t, chatOK("b"))
+	_, gw := gateway(t, nil, `
+providers:
+  pa: {type: openai, base_url: "%s", keys: [k]}
+  pb: {type: openai, base_url: "%s", keys: [k]}
+models:
+  - name: smart
+    strategy: weighted
+    targets: [{provider: pa, model: m, weight: 1}, {provider: pb, model: m, weight: 1}]
+    retry: {attempts: 1}
+`, a, b)
+	c := newClient(gw.URL, option.WithHeader("X-Fusebox-Session", "conv-1"))
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := text(got)
+	for i := range 20 {
+		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+		if err != nil || text(got) != first {
+			t.Fatalf("request %d of the conversation served by %q; want %q", i, text(got), first)
+		}
+	}
+	// the conversation's target fails: it moves, and stays moved
+	up, other := a, "hello from b"
+	if first == "hello from b" {
+		up, other = b, "hello from a"
+	}
+	up.set(status(503, "server_error"))
+	for i := range 5 {
+		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+		if err != nil || text(got) != other {
+			t.Fatalf("after failover, request %d served by %q; want %q", i, text(got), other)
+		}
+	}
+	up.set(chatOK("recovered"))
+	if got, _ := c.Chat.Completions.New(t.Context(), params("smart")); text(got) != other {
+		t.Fatalf("the conversation moved back to %q while its new target was healthy", text(got))
+	}
+}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,6 +130,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		x.walk = s.router.Start(alias, &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
+			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), string(f.User)),
 		})
 		if x.stream {
 			x.serveStream(ctx)

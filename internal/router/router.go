@@ -123,6 +123,7 @@ type Router struct {
 	onTransition func(breaker.Transition)
 	providers    map[string]*provider
 	direct       AliasSpec
+	sticky       *sticky
 
 	// mu guards targets and aliases, which grow when a request names a
 	// provider/model directly.
@@ -183,6 +184,7 @@ func New(s Spec) (*Router, error) {
 		onTransition: s.OnTransition,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,
+		sticky:       newSticky(),
 		targets:      map[string]*Target{},
 		aliases:      map[string]*Alias{},
 	}

@@ -37,6 +37,9 @@ type Request struct {
 	// Native is the client's Anthropic Messages body when it came in that
 	// format; targets whose upstream speaks Messages get it untouched.
 	Native []byte
+	// Session, if set, is a conversation's hint (x-fusebox-session or the
+	// request's user): the target that last served it is tried first.
+	Session string
 }
 
 // Walk is one request's way down an alias's ladder. It is not safe for
@@ -88,6 +91,11 @@ type Attempt struct {
 // Start begins a walk for req on alias a.
 func (r *Router) Start(a *Alias, req *Request) *Walk {
 	w := &Walk{r: r, alias: a, req: req, order: a.order(r.rand), ctx: context.Background()}
+	if req.Session != "" {
+		if t := r.sticky.get(a.Name+"\x00"+req.Session, r.now()); t != nil {
+			w.order = first(w.order, t)
+		}
+	}
 	w.idemBase = req.IdempotencyKey
 	if w.idemBase == "" {
 		var b [12]byte
@@ -364,6 +372,9 @@ func (a *Attempt) Succeed(ttfb time.Duration) {
 		a.Target.ObserveTTFB(ttfb)
 	}
 	a.report(aierr.Verdict{Kind: aierr.Success})
+	if s := a.w.req.Session; s != "" {
+		a.w.r.sticky.put(a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
+	}
 }
 
 // Fail reports that a delivered answer failed (a stream that stalled or
