@@ -602,3 +602,47 @@ models:
 		t.Fatalf("the conversation moved back to %q while its new target was healthy", text(got))
 	}
 }
+
+// An operator takes a key out of the rotation and puts it back; the status
+// document names keys by ID only.
+func TestAdminKeyToggle(t *testing.T) {
+	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
+	_, gw := gateway(t, nil, "admin_token: adm\n"+twoTargets, p, s)
+	post := func(q string) int {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/fusebox/key?"+q, nil)
+		req.Header.Set("Authorization", "Bearer adm")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, id := range []string{"primary%230", "primary%231"} {
+		if code := post("id=" + id + "&action=disable"); code != 200 {
+			t.Fatalf("disable %s: %d", id, code)
+		}
+	}
+	c := newClient(gw.URL)
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	if err != nil || text(got) != "hello from secondary" || p.calls() != 0 {
+		t.Fatalf("with the primary's keys disabled: %q %v (primary called %d)", text(got), err, p.calls())
+	}
+	if code := post("id=primary%230&action=enable"); code != 200 {
+		t.Fatalf("enable: %d", code)
+	}
+	if got, _ := c.Chat.Completions.New(t.Context(), params("smart")); text(got) != "hello from primary" {
+		t.Fatalf("after enabling a key: %q", text(got))
+	}
+	if code := post("id=nope&action=enable"); code != 404 {
+		t.Fatalf("unknown key: %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, gw.URL+"/fusebox/status", nil)
+	req.Header.Set("Authorization", "Bearer adm")
+	resp, _ := http.DefaultClient.Do(req)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"id":"primary#1","state":"disabled"`) || strings.Contains(string(b), "pk1") {
+		t.Fatalf("status keys: %s", b)
+	}
+}

@@ -68,3 +68,25 @@ func (s *Server) handleBreaker(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{"target": name, "state": b.State().String()})
 }
+
+// handleKey lets an operator take a provider key out of the rotation or
+// put it back: POST /fusebox/key?id=provider#0&action=disable|enable.
+// Keys are named by ID only; the action is logged.
+func (s *Server) handleKey(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r) {
+		return
+	}
+	id, action := r.URL.Query().Get("id"), r.URL.Query().Get("action")
+	if action != "enable" && action != "disable" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "unknown_action", "action",
+			"Unknown action "+quote(action)+": want enable or disable.")
+		return
+	}
+	if err := s.router.SetKeyEnabled(id, action == "enable"); err != nil {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_key", "id", "No key with ID "+quote(id)+".")
+		return
+	}
+	s.log.Warn("admin key action", "key", id, "action", action, "remote", r.RemoteAddr)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"keys": s.router.Keys()})
+}

@@ -143,6 +143,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
 	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	s.mux.HandleFunc("POST /fusebox/breaker", s.handleBreaker)
+	s.mux.HandleFunc("POST /fusebox/key", s.handleKey)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

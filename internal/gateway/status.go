@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
 // admin reports whether the request carries the admin token (Authorization:
@@ -62,10 +64,11 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	doc := struct {
-		Time    time.Time      `json:"time"`
-		Models  []statusModel  `json:"models"`
-		Targets []statusTarget `json:"targets"`
-	}{Time: s.clk.Now()}
+		Time    time.Time         `json:"time"`
+		Models  []statusModel     `json:"models"`
+		Targets []statusTarget    `json:"targets"`
+		Keys    []router.KeyState `json:"keys"`
+	}{Time: s.clk.Now(), Keys: s.router.Keys()}
 	for _, a := range s.router.Aliases() {
 		m := statusModel{Name: a.Name, Strategy: a.Strategy.String()}
 		for _, t := range a.Targets {

@@ -351,3 +351,57 @@ func (r *Router) Targets() []*Target {
 }
 
 func (r *Router) now() int64 { return int64(r.sw.Elapsed()) }
+
+// KeyState is a key as the admin API shows it: its ID, never the key.
+type KeyState struct {
+	ID string `json:"id"`
+	// State is "in rotation", "disabled" (by hand), "resting" (after a
+	// throttle) or "refused" (after an auth or quota answer, until
+	// RetryIn has passed).
+	State   string        `json:"state"`
+	RetryIn time.Duration `json:"retry_in_ns"`
+}
+
+// Keys returns the state of every provider key, by ID.
+func (r *Router) Keys() []KeyState {
+	now := r.now()
+	var out []KeyState
+	for _, p := range r.providers {
+		for _, k := range p.keys {
+			d, th := k.disabledUntil.Load(), k.throttledUntil.Load()
+			ks := KeyState{ID: k.ID, State: "in rotation"}
+			switch {
+			case d < 0:
+				ks.State = "disabled"
+			case d > now:
+				ks.State, ks.RetryIn = "refused", time.Duration(d-now)
+			case th > now:
+				ks.State, ks.RetryIn = "resting", time.Duration(th-now)
+			}
+			out = append(out, ks)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// SetKeyEnabled takes a key out of the rotation until enabled again, or
+// puts it back at once (clearing a refusal or a rest). It fails for an
+// unknown ID.
+func (r *Router) SetKeyEnabled(id string, enabled bool) error {
+	for _, p := range r.providers {
+		for _, k := range p.keys {
+			if k.ID != id {
+				continue
+			}
+			if enabled {
+				k.disabledUntil.Store(0)
+				k.throttledUntil.Store(0)
+			} else {
+				k.disabledUntil.Store(-1)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("router: no key %q", id)
+}
