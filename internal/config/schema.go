@@ -58,6 +58,16 @@ type Client struct {
 	Models []string `yaml:"models"`
 	// Limits cap the client's own traffic. Zero: no limit.
 	Limits Limits `yaml:"limits"`
+	// Budget caps the client's spend in USD, at the configured prices.
+	// Zero: no budget.
+	Budget Budget `yaml:"budget"`
+}
+
+// Budget is a spend limit in USD per UTC day and per UTC month. Over it,
+// the client's requests are refused with a 429 until the period resets.
+type Budget struct {
+	Daily   float64 `yaml:"daily"`
+	Monthly float64 `yaml:"monthly"`
 }
 
 // ProviderType is the wire protocol a provider speaks.

@@ -63,6 +63,7 @@ func (c *Config) validate(r *report) {
 			}
 		}
 		checkLimits(r, p+".limits", cl.Limits)
+		negatives(r, p+".budget", reflect.ValueOf(cl.Budget))
 	}
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
 	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))

@@ -46,6 +46,9 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	}
 	cost := x.alias.Price(a.Target).Cost(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens)
 	x.cost = cost
+	if c := x.clientRef; c != nil && c.budget != nil {
+		c.budget.spend(cost)
+	}
 	x.w.Header().Set("X-Fusebox-Cost", formatUSD(cost))
 	x.s.metrics.Usage(a.Target, x.client, u.PromptTokens, u.CompletionTokens, cost)
 }

@@ -646,3 +646,27 @@ func TestAdminKeyToggle(t *testing.T) {
 		t.Fatalf("status keys: %s", b)
 	}
 }
+
+// A client over its daily budget gets a 429 naming the budget and when it
+// resets, until the next UTC day.
+func TestClientBudget(t *testing.T) {
+	clk := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	p := newUpstream(t, chatOK("primary")) // 3 + 3 tokens at $2/$8 per Mtok = $0.00003
+	_, gw := gateway(t, clk, "clients:\n  - {name: web, key: kw, budget: {daily: 0.00005}}\n"+twoTargets, p, newUpstream(t, chatOK("s")))
+	c := newClient(gw.URL, option.WithAPIKey("kw"))
+	for range 2 { // the second call takes the spend over the budget
+		if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || !strings.Contains(apiErr.Message, "daily budget of $0.00005") ||
+		!strings.Contains(apiErr.Message, "2026-03-11T00:00:00Z") || apiErr.Response.Header.Get("Retry-After") != "43200" {
+		t.Fatalf("over budget: %v", err)
+	}
+	clk.Set(time.Date(2026, 3, 11, 0, 0, 1, 0, time.UTC))
+	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+		t.Fatalf("the next day: %v", err)
+	}
+}

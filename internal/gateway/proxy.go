@@ -29,11 +29,12 @@ type exchange struct {
 	stream bool
 	// messages: the client speaks Anthropic's Messages API; model is the
 	// model it asked for, named in translated answers.
-	messages bool
-	model    string
-	native   []byte // the client's Messages body, for targets that take it as it is
-	fields   aireq.Fields
-	client   string // the client key's name, "" with none
+	messages  bool
+	model     string
+	native    []byte // the client's Messages body, for targets that take it as it is
+	fields    aireq.Fields
+	client    string  // the client key's name, "" with none
+	clientRef *client // the client, nil with none
 	// cache is the alias's response cache, when the request may use it.
 	cache    *aliasCache
 	cacheKey cache.KeyHash
@@ -110,8 +111,8 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		}
 		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
 		if c != nil {
-			x.client = c.name
-			if !x.paced(c, f.Tokens(len(body))) {
+			x.client, x.clientRef = c.name, c
+			if !x.checkBudget(c) || !x.paced(c, f.Tokens(len(body))) {
 				return
 			}
 		}

@@ -63,6 +63,7 @@ type client struct {
 	key    []byte
 	models map[string]bool // nil: all
 	pacer  *limit.Pacer    // the client's rpm/tpm; nil: none
+	budget *budget         // the client's USD budget; nil: none
 }
 
 // New builds a Server from a validated configuration.
@@ -118,6 +119,9 @@ func New(o Options) (*Server, error) {
 	}
 	for _, c := range o.Config.Clients {
 		cl := client{name: c.Name, key: []byte(c.Key.Value())}
+		if c.Budget.Daily > 0 || c.Budget.Monthly > 0 {
+			cl.budget = newBudget(c.Budget, o.Clock)
+		}
 		if c.Limits.RPM > 0 || c.Limits.TPM > 0 {
 			ps := c.Limits.Pacer()
 			ps.Clock = o.Clock
