@@ -65,55 +65,75 @@ func headerField(name string) (part, win int) {
 
 // rateLimitField reads the rest of an x-ratelimit- header name
 // ("remaining-tokens") or an anthropic-ratelimit- one ("tokens-remaining").
+// Names are compared in place, ignoring ASCII case, without lower-casing
+// them into a buffer first.
 func rateLimitField(rest string, anthropic bool) (part, win int) {
-	var buf [32]byte
-	if len(rest) > len(buf) {
-		return partNone, 0
-	}
 	if !anthropic {
-		switch string(lowerBytes(buf[:0], rest)) {
-		case "limit-requests":
-			return partLimit, winRequests
-		case "limit-tokens":
-			return partLimit, winTokens
-		case "remaining-requests":
-			return partRemaining, winRequests
-		case "remaining-tokens":
-			return partRemaining, winTokens
-		case "reset-requests":
-			return partResetDur, winRequests
-		case "reset-tokens":
-			return partResetDur, winTokens
+		switch len(rest) {
+		case len("limit-tokens"): // == len("reset-tokens")
+			switch {
+			case equalFold(rest, "limit-tokens"):
+				return partLimit, winTokens
+			case equalFold(rest, "reset-tokens"):
+				return partResetDur, winTokens
+			}
+		case len("limit-requests"): // == len("reset-requests")
+			switch {
+			case equalFold(rest, "limit-requests"):
+				return partLimit, winRequests
+			case equalFold(rest, "reset-requests"):
+				return partResetDur, winRequests
+			}
+		case len("remaining-tokens"):
+			if equalFold(rest, "remaining-tokens") {
+				return partRemaining, winTokens
+			}
+		case len("remaining-requests"):
+			if equalFold(rest, "remaining-requests") {
+				return partRemaining, winRequests
+			}
 		}
 		return partNone, 0
 	}
-	switch string(lowerBytes(buf[:0], rest)) {
-	case "requests-limit":
-		return partLimit, winRequests
-	case "requests-remaining":
-		return partRemaining, winRequests
-	case "requests-reset":
-		return partResetTime, winRequests
-	case "tokens-limit":
-		return partLimit, winTokens
-	case "tokens-remaining":
-		return partRemaining, winTokens
-	case "tokens-reset":
-		return partResetTime, winTokens
-	case "input-tokens-limit":
-		return partLimit, winInput
-	case "input-tokens-remaining":
-		return partRemaining, winInput
-	case "input-tokens-reset":
-		return partResetTime, winInput
-	case "output-tokens-limit":
-		return partLimit, winOutput
-	case "output-tokens-remaining":
-		return partRemaining, winOutput
-	case "output-tokens-reset":
-		return partResetTime, winOutput
+	for i := range anthropicFields {
+		f := &anthropicFields[i]
+		if len(rest) == len(f.name) && equalFold(rest, f.name) {
+			return f.part, f.win
+		}
 	}
 	return partNone, 0
+}
+
+var anthropicFields = [...]struct {
+	name      string
+	part, win int
+}{
+	{"requests-limit", partLimit, winRequests},
+	{"requests-remaining", partRemaining, winRequests},
+	{"requests-reset", partResetTime, winRequests},
+	{"tokens-limit", partLimit, winTokens},
+	{"tokens-remaining", partRemaining, winTokens},
+	{"tokens-reset", partResetTime, winTokens},
+	{"input-tokens-limit", partLimit, winInput},
+	{"input-tokens-remaining", partRemaining, winInput},
+	{"input-tokens-reset", partResetTime, winInput},
+	{"output-tokens-limit", partLimit, winOutput},
+	{"output-tokens-remaining", partRemaining, winOutput},
+	{"output-tokens-reset", partResetTime, winOutput},
+}
+
+// equalFold reports whether s equals the lower-case ASCII lit, ignoring
+// ASCII case.
+func equalFold(s, lit string) bool {
+	if len(s) != len(lit) {
+		return false
+	}
+	for i := 0; i < len(lit); i++ {
+		if lower(s[i]) != lit[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // scanHeaders reads the wait and rate-limit headers of h into hh. It walks
@@ -250,6 +270,9 @@ func parseDuration(v string) (time.Duration, bool) {
 			return 0, false
 		}
 	}
+	if d, ok := parseSimpleDuration(v); ok {
+		return clampWait(d), true
+	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return 0, false
@@ -263,20 +286,28 @@ func parseSeconds(v string, unit time.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	dots := 0
+	var n uint64
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c == '.':
 			dots++
 		case c < '0' || c > '9':
 			return 0, false
+		default:
+			n = n*10 + uint64(c-'0')
 		}
 	}
 	if dots > 1 || v == "." {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, false
+	var f float64
+	if dots == 0 && len(v) <= 15 {
+		f = float64(n) // exact, as strconv.ParseFloat would give
+	} else {
+		var err error
+		if f, err = strconv.ParseFloat(v, 64); err != nil {
+			return 0, false
+		}
 	}
 	if f*float64(unit) >= float64(MaxWait) {
 		return MaxWait, true
@@ -328,4 +359,65 @@ func trimSpace(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// parseSimpleDuration is a fast path for the common one-unit reset values
+// ("12ms", "2.328s", "6m", "1h"): up to 9 integer digits, an optional
+// fraction of 1 to 9 digits, and a unit of ns, us, µs, ms, s, m or h. It
+// computes exactly what time.ParseDuration would; anything else reports
+// false and is left to time.ParseDuration.
+func parseSimpleDuration(v string) (time.Duration, bool) {
+	i := 0
+	var n uint64
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		n = n*10 + uint64(v[i]-'0')
+		i++
+	}
+	if i == 0 || i > 9 {
+		return 0, false
+	}
+	var f uint64
+	scale := 1.0
+	hasFrac := false
+	if i < len(v) && v[i] == '.' {
+		i++
+		j := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			f = f*10 + uint64(v[i]-'0')
+			scale *= 10
+			i++
+		}
+		if i == j || i-j > 9 {
+			return 0, false
+		}
+		hasFrac = true
+	}
+	var unit uint64
+	switch v[i:] {
+	case "ns":
+		unit = uint64(time.Nanosecond)
+	case "us", "µs", "μs":
+		unit = uint64(time.Microsecond)
+	case "ms":
+		unit = uint64(time.Millisecond)
+	case "s":
+		unit = uint64(time.Second)
+	case "m":
+		unit = uint64(time.Minute)
+	case "h":
+		unit = uint64(time.Hour)
+	default:
+		return 0, false
+	}
+	if n > (1<<63-1)/unit {
+		return 0, false // overflow: left to time.ParseDuration
+	}
+	d := n * unit
+	if hasFrac {
+		d += uint64(float64(f) * (float64(unit) / scale))
+	}
+	if d > 1<<63-1 {
+		return 0, false
+	}
+	return time.Duration(d), true
 }
