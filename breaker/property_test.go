@@ -153,6 +153,14 @@ func TestHammer(t *testing.T) {
 					maxOut = max(maxOut, out[p.gen])
 					mu.Unlock()
 				}
+				// A probe stops counting as out before its report: an
+				// ignored probe frees its slot during the report, and
+				// another goroutine may take it before this one returns.
+				if p.state == StateHalfOpen {
+					mu.Lock()
+					out[p.gen]--
+					mu.Unlock()
+				}
 				switch r := rng.IntN(10); {
 				case r < 3:
 					p.Failure()
@@ -160,11 +168,6 @@ func TestHammer(t *testing.T) {
 					p.Ignore()
 				default:
 					p.Success()
-				}
-				if p.state == StateHalfOpen {
-					mu.Lock()
-					out[p.gen]--
-					mu.Unlock()
 				}
 			}
 		})
