@@ -23,11 +23,22 @@ func TestOutageOrdering(t *testing.T) {
 		Rate: 50, Duration: 4 * time.Second, StormStart: time.Second, StormLength: 2 * time.Second,
 		Latency: 5 * time.Millisecond, P99: 10 * time.Millisecond, Open: 500 * time.Millisecond,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := Run(ctx, o)
-	if err != nil {
-		t.Fatal(err)
+	var res *Result
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r, err := Run(ctx, o)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = r
+		// A run starved of CPU (calls answered in 5 ms taking over 40×
+		// that before the storm even starts) measures queueing, not the
+		// clients: run it once more.
+		if try == 2 || res.row(Naive) == nil || res.row(Naive).Latency.P50 < 40*float64(o.Latency)/float64(time.Millisecond) {
+			break
+		}
+		t.Logf("run %d starved of CPU (naive p50 %s): once more", try, fmtMS(res.row(Naive).Latency.P50))
 	}
 	t.Log("\n" + res.Markdown())
 	naive, rf, fb := res.row(Naive), res.row(RetryFailover), res.row(Fusebox)
