@@ -134,15 +134,23 @@ func TestResetMidStream(t *testing.T) {
 
 func TestHangUntilTheClientGivesUp(t *testing.T) {
 	s, ts := start(t, Config{Faults: []Fault{{Kind: Hang}}})
-	for _, body := range []string{chatBody(false), chatBody(true)} {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
-		resp, err := post(ctx, ts, "/v1/chat/completions", body)
-		cancel()
-		if err == nil {
-			resp.Body.Close()
-			t.Fatalf("got %s, want nothing until the deadline", resp.Status)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) {
+	for i, body := range []string{chatBody(false), chatBody(true)} {
+		// The client gives up only once the call has arrived: a deadline
+		// that ran out on the way would test the loaded machine, not the
+		// hang.
+		ctx, cancel := context.WithCancelCause(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := post(ctx, ts, "/v1/chat/completions", body)
+			if err == nil {
+				resp.Body.Close()
+				err = errors.New("got " + resp.Status + ", want nothing until the client gives up")
+			}
+			errc <- err
+		}()
+		waitFor(t, "the call to arrive", func() bool { return s.Stats().Calls == int64(i+1) })
+		cancel(context.DeadlineExceeded)
+		if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want the client's deadline", err)
 		}
 	}
