@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"net/http"
@@ -188,31 +187,4 @@ func (x *exchange) rescue() bool {
 	})
 	x.writeEntry(cache.Entry{Body: body, ContentType: "application/json", Target: "fusebox/degraded"})
 	return true
-}
-
-// tee collects a successful non-streamed answer for the cache, up to the
-// cache's entry limit.
-type tee struct {
-	buf   bytes.Buffer
-	limit int64
-	over  bool
-}
-
-func (t *tee) Write(p []byte) (int, error) {
-	if !t.over {
-		if int64(t.buf.Len()+len(p)) > t.limit {
-			t.over = true
-			t.buf.Reset()
-		} else {
-			t.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tee) bytes() []byte {
-	if t.over {
-		return nil
-	}
-	return t.buf.Bytes()
 }

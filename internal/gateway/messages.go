@@ -19,33 +19,11 @@ import (
 // (Anthropic targets translate it back to Messages on the way out), and the
 // answer — JSON, stream or error — is translated back to Anthropic's shape.
 
-// anthropicErrorType maps an HTTP status to Anthropic's error type.
-func anthropicErrorType(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusForbidden:
-		return "permission_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case http.StatusServiceUnavailable, 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
-}
-
 // writeAnthropicError writes Anthropic's error shape.
 func writeAnthropicError(w http.ResponseWriter, status int, msg string) {
 	body, _ := json.Marshal(map[string]any{
 		"type":  "error",
-		"error": map[string]string{"type": anthropicErrorType(status), "message": msg},
+		"error": map[string]string{"type": anthropic.ErrorType(status), "message": msg},
 	})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -62,7 +62,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		json.Unmarshal(b, &e)
-		writeAnthropicError(w, status, anthropicType(status), e.Error.Message)
+		writeAnthropicError(w, status, anthropic.ErrorType(status), e.Error.Message)
 	case strings.HasPrefix(pipe.header.Get("Content-Type"), "text/event-stream"):
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -92,24 +92,6 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.Write(out)
 	}
-}
-
-// anthropicType names Anthropic's error type for a status.
-func anthropicType(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return "authentication_error"
-	case http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case http.StatusNotFound:
-		return "not_found_error"
-	case 529, http.StatusServiceUnavailable:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
 
 // pipeWriter is the ResponseWriter the chat handler writes into when it

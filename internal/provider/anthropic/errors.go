@@ -91,3 +91,27 @@ func errorResponse(req *http.Request, status int, typ, code, param, msg string) 
 func requestErrorResponse(e *RequestError) *http.Response {
 	return errorResponse(nil, http.StatusBadRequest, "invalid_request_error", e.Code, e.Field, e.Error())
 }
+
+// ErrorType is the Anthropic error type for an HTTP status, as the Messages
+// API reports it ("overloaded_error" for 503 and 529, "rate_limit_error"
+// for 429, …), for those who answer in Anthropic's shape.
+func ErrorType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusServiceUnavailable, 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
