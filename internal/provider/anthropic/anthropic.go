@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/h1"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -59,8 +59,9 @@ type Config struct {
 	Header http.Header
 	// Connect bounds dialing and the TLS handshake. 0: 10 s.
 	Connect time.Duration
-	// Transport sends the requests. nil: a transport of its own, tuned for
-	// many long-lived connections to one host.
+	// Transport sends the requests. nil: h1.For the base URL (a
+	// same-goroutine HTTP/1.1 transport for plain http, net/http's for
+	// https).
 	Transport http.RoundTripper
 	// DefaultMaxTokens is max_tokens for requests that omit both
 	// max_tokens and max_completion_tokens (Anthropic requires it), keyed
@@ -108,7 +109,7 @@ func New(c Config) (*Upstream, error) {
 	}
 	rt := c.Transport
 	if rt == nil {
-		rt = newTransport(c.Connect)
+		rt = h1.For(u, c.Connect)
 	}
 	return &Upstream{
 		endpoint:  strings.TrimSuffix(base, "/") + "/v1/messages",
@@ -119,22 +120,6 @@ func New(c Config) (*Upstream, error) {
 		maxTokens: c.DefaultMaxTokens,
 		clk:       c.Clock,
 	}, nil
-}
-
-func newTransport(connect time.Duration) *http.Transport {
-	if connect == 0 {
-		connect = 10 * time.Second
-	}
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   connect,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
-	}
 }
 
 // Send translates the call's OpenAI chat body to a Messages request, sends

@@ -7,9 +7,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
+
+	"github.com/fuseboxhq/fusebox/internal/h1"
 	"strings"
 	"time"
 
@@ -28,8 +29,9 @@ type Config struct {
 	Auth string
 	// Connect bounds dialing and the TLS handshake. 0: 10 s.
 	Connect time.Duration
-	// Transport sends the requests. nil: a transport of its own, tuned for
-	// many long-lived connections to one host.
+	// Transport sends the requests. nil: h1.For the base URL (a
+	// same-goroutine HTTP/1.1 transport for plain http, net/http's for
+	// https).
 	Transport http.RoundTripper
 }
 
@@ -52,20 +54,7 @@ func New(c Config) (*Upstream, error) {
 	}
 	rt := c.Transport
 	if rt == nil {
-		connect := c.Connect
-		if connect == 0 {
-			connect = 10 * time.Second
-		}
-		rt = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   connect,
-			MaxIdleConns:          512,
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			ForceAttemptHTTP2:     true,
-		}
+		rt = h1.For(u, c.Connect)
 	}
 	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt}, nil
 }

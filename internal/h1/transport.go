@@ -1,0 +1,419 @@
+// Package h1 is the HTTP client the provider adapters send with. For a
+// plain-HTTP upstream it is an HTTP/1.1 transport that does each exchange on
+// the caller's goroutine: it writes the request and reads the response
+// straight from the connection, with no reader or writer goroutine per
+// connection.
+//
+// net/http's Transport hands every request to a connection's write loop and
+// every response back from its read loop. Each hand-off wakes a goroutine,
+// and on a small machine that is often a thread wake-up in the kernel, which
+// is most of what a proxy in front of a local inference server adds to a
+// call. Transport keeps the request on one goroutine from the gateway's
+// handler to the upstream socket and back.
+//
+// For https and for hosts reached through a proxy, For returns net/http's
+// Transport, which brings HTTP/2, proxies and 100-continue.
+package h1
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/clock"
+)
+
+// For returns the transport for an upstream at base: a Transport for plain
+// http with no proxy configured for it, otherwise a net/http Transport tuned
+// for many long-lived connections to one host. connect bounds dialing and
+// the TLS handshake; 0 means 10 s.
+func For(base *url.URL, connect time.Duration) http.RoundTripper {
+	return forProxy(base, connect, http.ProxyFromEnvironment)
+}
+
+func forProxy(base *url.URL, connect time.Duration, proxy func(*http.Request) (*url.URL, error)) http.RoundTripper {
+	if connect == 0 {
+		connect = 10 * time.Second
+	}
+	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	if base.Scheme == "http" {
+		if p, err := proxy(&http.Request{URL: base}); err == nil && p == nil {
+			return New(Settings{Dial: dialer.DialContext})
+		}
+	}
+	return &http.Transport{
+		Proxy:                 proxy,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   connect,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+// Settings configure a Transport.
+type Settings struct {
+	// Dial opens connections. nil: a net.Dialer with a 10 s timeout and
+	// 30 s keep-alive.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS is the client TLS configuration for https; nil: the defaults.
+	// Only http/1.1 is offered in ALPN.
+	TLS *tls.Config
+	// MaxIdlePerHost bounds the idle connections kept per host. 0: 256.
+	MaxIdlePerHost int
+	// IdleTimeout closes connections idle for longer. 0: 90 s.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a response's status line and headers. 0: 1 MiB.
+	MaxHeaderBytes int64
+	// Clock times idle connections; nil: the system clock.
+	Clock clock.Clock
+}
+
+// Transport is an HTTP/1.1 http.RoundTripper with keep-alive and a pool of
+// idle connections per host. Make one with New. It is safe for concurrent
+// use.
+//
+// It does not do HTTP/2, proxies or 100-continue. A response body must be
+// read to its end or closed, as with any RoundTripper: read to the end, the
+// connection goes back to the pool; closed early, it is closed.
+type Transport struct {
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	tls         *tls.Config
+	maxIdle     int
+	idleTimeout time.Duration
+	maxHeader   int64
+	clk         clock.Clock
+
+	// mu guards idle and closed.
+	mu   sync.Mutex
+	idle map[string][]*conn // by scheme://host:port, most recently used last
+}
+
+// New returns a Transport.
+func New(s Settings) *Transport {
+	t := &Transport{dial: s.Dial, maxIdle: s.MaxIdlePerHost, idleTimeout: s.IdleTimeout, maxHeader: s.MaxHeaderBytes,
+		clk: clock.Or(s.Clock), idle: map[string][]*conn{}}
+	if t.dial == nil {
+		t.dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	if s.TLS != nil {
+		t.tls = s.TLS.Clone()
+	} else {
+		t.tls = &tls.Config{}
+	}
+	t.tls.NextProtos = []string{"http/1.1"}
+	if t.maxIdle == 0 {
+		t.maxIdle = 256
+	}
+	if t.idleTimeout == 0 {
+		t.idleTimeout = 90 * time.Second
+	}
+	if t.maxHeader == 0 {
+		t.maxHeader = 1 << 20
+	}
+	return t
+}
+
+// conn is one connection with its buffers. lr sits under br so that a
+// response head can be bounded without bounding the body.
+type conn struct {
+	nc     net.Conn
+	lr     limitedReader
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	key    string
+	idleAt time.Time
+}
+
+// limitedReader reads from a connection, counting the bytes, and fails
+// once more than left bytes are read while limited.
+type limitedReader struct {
+	r       io.Reader
+	n       int64 // bytes read so far
+	limited bool
+	left    int64
+}
+
+var errHeaderTooLong = errors.New("h1: response headers too long")
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.limited {
+		if l.left <= 0 {
+			return 0, errHeaderTooLong
+		}
+		if int64(len(p)) > l.left {
+			p = p[:l.left]
+		}
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	l.left -= int64(n)
+	return n, err
+}
+
+// RoundTrip sends req and returns the response, or an error if no response
+// came. The body is read from the connection as the caller reads it.
+//
+// A request on a reused connection that the server had already closed is
+// sent again on a new connection when it can be replayed: it has a GetBody
+// (or no body) and an idempotent method or an Idempotency-Key header, as
+// net/http does.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		closeBody(req)
+		return nil, fmt.Errorf("h1: unsupported protocol scheme %q", req.URL.Scheme)
+	}
+	if req.URL.Host == "" {
+		closeBody(req)
+		return nil, errors.New("h1: no host in request URL")
+	}
+	ctx := req.Context()
+	key := req.URL.Scheme + "://" + canonicalAddr(req.URL)
+	for {
+		c, reused, err := t.get(ctx, key, req.URL)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := t.exchange(ctx, c, req)
+		if err == nil {
+			return resp, nil
+		}
+		if !reused || !errors.Is(err, errNothingRead) || !replayable(req) || ctx.Err() != nil {
+			return nil, err
+		}
+		// The server closed the idle connection before reading the
+		// request: send it again on a fresh one.
+		if req.GetBody != nil {
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, err
+			}
+			req = req.Clone(ctx)
+			req.Body = body
+		}
+	}
+}
+
+// errNothingRead marks a failure before any byte of an answer arrived.
+var errNothingRead = errors.New("h1: connection closed before any response")
+
+// exchange writes req on c and reads the response head.
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, error) {
+	// Cancelling the context unblocks the reads and writes below, and the
+	// body's later reads, by expiring the connection's deadline; nothing
+	// runs until it fires.
+	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		c.nc.Close()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	if err := req.Write(c.bw); err != nil {
+		return fail(nothingRead(err))
+	}
+	if err := c.bw.Flush(); err != nil {
+		return fail(nothingRead(err))
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return fail(nothingRead(err))
+	}
+	// The head may take maxHeader bytes. The reader under the buffer
+	// stops a runaway head; the exact count is checked after parsing,
+	// since the buffer also reads ahead into the body.
+	start := c.lr.n - int64(c.br.Buffered())
+	c.lr.limited, c.lr.left = true, t.maxHeader+int64(c.br.Size())-int64(c.br.Buffered())
+	var resp *http.Response
+	for {
+		var err error
+		resp, err = http.ReadResponse(c.br, req)
+		if c.lr.limited && c.lr.left <= 0 || c.lr.n-int64(c.br.Buffered())-start > t.maxHeader {
+			err = errHeaderTooLong
+		}
+		if err != nil {
+			return fail(err)
+		}
+		// 1xx answers other than 101 come before the real one.
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+	}
+	c.lr.limited = false
+	keep := !resp.Close && !req.Close
+	resp.Body = &body{ctx: ctx, rc: resp.Body, c: c, t: t, stop: stop, keep: keep}
+	return resp, nil
+}
+
+func nothingRead(err error) error { return fmt.Errorf("%w: %w", errNothingRead, err) }
+
+// body is a response body that gives its connection back to the pool when
+// read to the end. After the request's context ends, reads fail with its
+// cause, as net/http's do. It is used by one goroutine at a time, as any
+// body.
+type body struct {
+	ctx  context.Context
+	rc   io.ReadCloser
+	c    *conn
+	t    *Transport
+	stop func() bool
+	keep bool
+	done bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.finish(err == io.EOF)
+		if err != io.EOF && b.ctx.Err() != nil {
+			// The deadline that ended the read stands for the context.
+			err = context.Cause(b.ctx)
+		}
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	if !b.done {
+		b.finish(false)
+	}
+	return nil
+}
+
+// finish ends the body: the connection goes back to the pool when the body
+// was read whole, the server keeps the connection open, nothing more is
+// buffered and the context has not fired; otherwise it is closed.
+func (b *body) finish(whole bool) {
+	b.done = true
+	if b.stop() && whole && b.keep && b.c.br.Buffered() == 0 {
+		b.t.put(b.c)
+		return
+	}
+	b.c.nc.Close()
+}
+
+// get returns an idle connection to key, or dials one.
+func (t *Transport) get(ctx context.Context, key string, u *url.URL) (c *conn, reused bool, err error) {
+	now := t.clk.Now()
+	t.mu.Lock()
+	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		t.idle[key] = list[:len(list)-1]
+		if now.Sub(c.idleAt) < t.idleTimeout {
+			t.mu.Unlock()
+			return c, true, nil
+		}
+		c.nc.Close()
+	}
+	t.mu.Unlock()
+	nc, err := t.dial(ctx, "tcp", canonicalAddr(u))
+	if err != nil {
+		return nil, false, err
+	}
+	if u.Scheme == "https" {
+		cfg := t.tls
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName = u.Hostname()
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, false, err
+		}
+		nc = tc
+	}
+	c = &conn{nc: nc, key: key, bw: bufio.NewWriterSize(nc, 8<<10)}
+	c.lr.r = nc
+	c.br = bufio.NewReaderSize(&c.lr, 16<<10)
+	return c, false, nil
+}
+
+// put keeps c for reuse.
+func (t *Transport) put(c *conn) {
+	c.nc.SetDeadline(time.Time{})
+	c.idleAt = t.clk.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.idle[c.key]) >= t.maxIdle {
+		c.nc.Close()
+		return
+	}
+	t.idle[c.key] = append(t.idle[c.key], c)
+}
+
+// CloseIdleConnections closes the connections in the pool. Connections in
+// use are not affected.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*conn{}
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.nc.Close()
+		}
+	}
+}
+
+// idleConns returns the number of pooled connections, for tests.
+func (t *Transport) idleConns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, list := range t.idle {
+		n += len(list)
+	}
+	return n
+}
+
+// aLongTimeAgo is a deadline in the past: it fails blocked reads and
+// writes at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+func canonicalAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// replayable reports whether req may be sent twice.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
