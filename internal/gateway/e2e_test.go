@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -169,6 +170,41 @@ func TestStreamPassesThrough(t *testing.T) {
 	}
 	if tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals; tot.Succeeded != 1 {
 		t.Fatalf("%+v", tot)
+	}
+}
+
+// Events that arrive one at a time reach the client one at a time: the
+// upstream sends each word only after the client has read the one before,
+// so a relay that held an event back would hang here.
+func TestStreamEventsAreNotHeldBack(t *testing.T) {
+	words := []string{"one ", "two ", "three ", "four"}
+	seen := make(chan struct{})
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunk(`{"role":"assistant","content":""}`))
+		for _, word := range words {
+			io.WriteString(w, chunk(fmt.Sprintf(`{"content":%q}`, word)))
+			w.(http.Flusher).Flush()
+			select {
+			case <-seen:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	_, gw := gateway(t, nil, twoTargets, p, newUpstream(t, chatOK("secondary")))
+	c := newClient(gw.URL)
+	st := c.Chat.Completions.NewStreaming(t.Context(), params("smart"))
+	var b strings.Builder
+	for st.Next() {
+		if ch := st.Current(); len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
+			b.WriteString(ch.Choices[0].Delta.Content)
+			seen <- struct{}{}
+		}
+	}
+	if st.Err() != nil || b.String() != "one two three four" {
+		t.Fatalf("%q, %v", b.String(), st.Err())
 	}
 }
 

@@ -52,8 +52,11 @@ func toAnthropicError(body []byte) (string, bool) {
 
 // sink receives a committed stream's events.
 type sink interface {
-	// WriteRaw passes one OpenAI-format event on.
-	WriteRaw(raw []byte) error
+	// Write passes one OpenAI-format event on. It may wait in a buffer
+	// until Flush.
+	Write(raw []byte) error
+	// Flush sends what Write buffered.
+	Flush() error
 	// Broken ends the stream with an error event, without a normal end.
 	Broken(msg string)
 	// Close ends a stream that finished well.
@@ -63,8 +66,9 @@ type sink interface {
 // openaiSink writes events as they are.
 type openaiSink struct{ w *sse.Writer }
 
-func (s openaiSink) WriteRaw(raw []byte) error { return s.w.WriteRaw(raw) }
-func (s openaiSink) Close()                    {}
+func (s openaiSink) Write(raw []byte) error { return s.w.Write(raw) }
+func (s openaiSink) Flush() error           { return s.w.Flush() }
+func (s openaiSink) Close()                 { s.w.Flush() }
 func (s openaiSink) Broken(msg string) {
 	s.w.WriteError(sse.ErrorEvent{Message: msg, Type: "upstream_error", Code: "stream_interrupted"})
 }
@@ -72,8 +76,9 @@ func (s openaiSink) Broken(msg string) {
 // nativeSink passes an Anthropic stream through as it is.
 type nativeSink struct{ w *sse.Writer }
 
-func (s nativeSink) WriteRaw(raw []byte) error { return s.w.WriteRaw(raw) }
-func (s nativeSink) Close()                    {}
+func (s nativeSink) Write(raw []byte) error { return s.w.Write(raw) }
+func (s nativeSink) Flush() error           { return s.w.Flush() }
+func (s nativeSink) Close()                 { s.w.Flush() }
 func (s nativeSink) Broken(msg string) {
 	s.w.WriteAnthropicError(sse.ErrorEvent{Message: msg, Type: "api_error"})
 }
@@ -114,10 +119,13 @@ func (s *anthropicSink) pump(pr *io.PipeReader, model string) {
 	}
 }
 
-func (s *anthropicSink) WriteRaw(raw []byte) error {
+func (s *anthropicSink) Write(raw []byte) error {
 	_, err := s.pw.Write(raw)
 	return err
 }
+
+// Flush does nothing: the pump flushes what it translates.
+func (s *anthropicSink) Flush() error { return nil }
 
 func (s *anthropicSink) Close() {
 	s.pw.Close()

@@ -107,14 +107,18 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 	dog.arm(x.s.clk, ttfb, 1)
 	answered := x.s.clk.Now()
 
+	var held [][]byte
+	var out sink
+	// Events that arrived together go to the client together: each is
+	// written as it is parsed, and the batch is flushed before the relay
+	// reads the upstream again, so nothing waits in the buffer while the
+	// relay waits for more.
 	rd := x.s.readers.Get().(*sse.Reader)
-	rd.Reset(a.Resp.Body)
+	rd.Reset(&flushFirst{r: a.Resp.Body, out: &out})
 	defer func() {
 		rd.Reset(nil) // drop the body before pooling the buffers
 		x.s.readers.Put(rd)
 	}()
-	var held [][]byte
-	var out sink
 	var asm *cache.Assembler
 	if limit := x.keepLimit(); limit > 0 {
 		asm = cache.NewAssembler(limit)
@@ -141,7 +145,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			x.w.WriteHeader(http.StatusOK)
 			out = x.sink(a)
 			for _, raw := range held {
-				out.WriteRaw(raw)
+				out.Write(raw)
 			}
 			held = nil
 		}
@@ -162,15 +166,14 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 					x.keep(body, "application/json", a.Target.Name)
 				}
 			}
-			out.WriteRaw(ev.Raw)
+			out.Write(ev.Raw)
 			out.Close()
 			// Read what follows [DONE] (the chunked body's end) so the
 			// upstream connection goes back to the pool, not away.
 			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
 			return true
 		}
-		if out.WriteRaw(ev.Raw) != nil {
-			out.Close()
+		if out.Write(ev.Raw) != nil {
 			a.Abandon() // the client has gone
 			return true
 		}
@@ -178,6 +181,25 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 }
 
 var errInStream = errors.New("error event in the stream")
+
+// flushFirst reads an upstream stream, first flushing what the relay has
+// written to the client since the last read.
+type flushFirst struct {
+	r   io.Reader
+	out *sink // nil until the stream commits
+}
+
+// errClientGone is a failed flush to the client, seen by the next read.
+var errClientGone = errors.New("the client has gone")
+
+func (f *flushFirst) Read(p []byte) (int, error) {
+	if *f.out != nil {
+		if err := (*f.out).Flush(); err != nil {
+			return 0, errClientGone
+		}
+	}
+	return f.r.Read(p)
+}
 
 // streamUsage returns the usage a chunk carries (the last chunk, with
 // stream_options.include_usage), or nil.
@@ -192,7 +214,7 @@ func streamUsage(data []byte) *usage {
 // with [DONE]: before commit the walk goes on; after it the client gets an
 // error event.
 func (x *exchange) streamFailed(a *router.Attempt, out sink, ev sse.Event, err error, dog *watchdog) bool {
-	if x.r.Context().Err() != nil {
+	if x.r.Context().Err() != nil || errors.Is(err, errClientGone) {
 		if out != nil {
 			out.Close()
 		}

@@ -19,13 +19,17 @@ func SetHeaders(h http.Header) {
 }
 
 // Writer writes server-sent events, one Write and one flush per event, so
-// that each event reaches the client as soon as it is written.
+// that each event reaches the client as soon as it is written. Write and
+// Flush split the two, for a relay that passes on a batch of events that
+// arrived together with one flush: it writes each and flushes before it
+// waits for more.
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	w     io.Writer
-	flush func() error
-	buf   []byte // the event being framed, reused
+	w       io.Writer
+	flush   func() error
+	buf     []byte // the event being framed, reused
+	pending bool   // written since the last flush
 }
 
 // NewWriter returns a Writer to w that flushes through
@@ -52,8 +56,27 @@ func NewFlushWriter(w io.Writer, flush func() error) *Writer {
 // passing an upstream event through byte for byte, and flushes. raw should
 // end with the blank line that ends an event; WriteRaw does not check.
 func (w *Writer) WriteRaw(raw []byte) error {
+	if err := w.Write(raw); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// Write writes raw as WriteRaw does, without flushing: the event waits in
+// the response's buffer until Flush or the next flushing write.
+func (w *Writer) Write(raw []byte) error {
 	if _, err := w.w.Write(raw); err != nil {
 		return err
+	}
+	w.pending = true
+	return nil
+}
+
+// Flush sends what Write left in the buffer; without such events it does
+// nothing.
+func (w *Writer) Flush() error {
+	if !w.pending {
+		return nil
 	}
 	return w.doFlush()
 }
@@ -186,6 +209,7 @@ func (w *Writer) WriteAnthropicError(e ErrorEvent) error {
 }
 
 func (w *Writer) doFlush() error {
+	w.pending = false
 	if w.flush == nil {
 		return nil
 	}

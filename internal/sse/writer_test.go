@@ -61,6 +61,28 @@ func TestWriterFraming(t *testing.T) {
 	}
 }
 
+// Write leaves events for one Flush; a Flush with nothing written, and a
+// flushing write after it, do not flush twice.
+func TestWriterBatchesUntilFlush(t *testing.T) {
+	var rec recorder
+	w := NewFlushWriter(&rec, rec.flush)
+	w.Write([]byte("data: 1\n\n"))
+	w.Write([]byte("data: 2\n\n"))
+	if rec.flushes != 0 {
+		t.Fatalf("%d flushes before Flush", rec.flushes)
+	}
+	w.Flush()
+	w.Flush()
+	if rec.flushes != 1 || rec.String() != "data: 1\n\ndata: 2\n\n" {
+		t.Fatalf("%d flushes, wrote %q", rec.flushes, rec.String())
+	}
+	w.WriteDone()
+	w.Flush()
+	if rec.flushes != 2 {
+		t.Fatalf("%d flushes after WriteDone and Flush, want 2", rec.flushes)
+	}
+}
+
 func TestWriterInvalidName(t *testing.T) {
 	var rec recorder
 	w := NewFlushWriter(&rec, nil)
