@@ -61,6 +61,8 @@ type options struct {
 	jsonPath         string
 	upstream         string
 	upstreamChild    bool
+	floor            bool
+	floorChild       string
 }
 
 func main() {
@@ -72,9 +74,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.upstreamChild {
+	switch {
+	case o.upstreamChild:
 		err = serveUpstreamChild()
-	} else {
+	case o.floorChild != "":
+		err = serveFloorChild(o.floorChild)
+	default:
 		err = run(ctx, o, log)
 	}
 	if err != nil {
@@ -98,6 +103,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.jsonPath, "json", "", "also write the results to this JSON file")
 	flag.StringVar(&o.upstream, "upstream", "inproc", "where the fast upstream runs: inproc (in this process) or process (a child process of its own)")
 	flag.BoolVar(&o.upstreamChild, "upstream-child", false, "run only the upstream (used by -upstream process)")
+	flag.BoolVar(&o.floor, "floor", true, "also measure the floor: a bare Go reverse proxy (net/http/httputil) in a process of its own")
+	flag.StringVar(&o.floorChild, "floor-child", "", "run only the floor proxy in front of this upstream base URL (used by -floor)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -176,6 +183,14 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 	}
 	defer fb.stop()
 	targets = append(targets, target{name: "fusebox", url: fb.url, model: "fast", header: auth, pid: fb.p.pid(), conns: up.conns})
+	if o.floor {
+		fl, err := startFloorTarget(ctx, tmp, up)
+		if err != nil {
+			return err
+		}
+		defer fl.stop()
+		targets = append(targets, target{name: "floor", url: fl.url, model: "m", header: auth, pid: fl.p.pid(), conns: up.conns})
+	}
 
 	rep := Report{Started: time.Now().UTC(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), Warmup: o.warmup.String(), Upstream: o.upstream}
