@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/config"
@@ -48,21 +51,59 @@ func runServe(ctx context.Context, o serveOptions, logOut io.Writer) error {
 		}
 		return err
 	}
-	if len(cfg.Clients) == 0 && !o.allowOpen && !loopback(cfg.Listen) {
-		return fmt.Errorf("listen %s: no client keys are configured, so the gateway would be open to anyone who can reach it; "+
-			"listen on a loopback address, add clients, or pass --allow-open", cfg.Listen)
+	listen := cfg.Listen
+	if err := o.openCheck(cfg, listen); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewJSONHandler(logOut, nil))
-	srv, err := gateway.New(gateway.Options{Config: cfg, Logger: log})
+	// A reload reads the file again; the listener stays where it is, so
+	// the check against an open gateway is made for its address.
+	reload := func() (*config.Config, error) {
+		cfg, err := config.Load(o.config)
+		if err != nil {
+			return nil, err
+		}
+		return cfg, o.openCheck(cfg, listen)
+	}
+	srv, err := gateway.New(gateway.Options{Config: cfg, Logger: log, Load: reload})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, hup, srv, log)
 	log.Info("fusebox listening", "addr", ln.Addr().String(), "models", len(cfg.Models), "providers", len(cfg.Providers))
 	return srv.ListenAndServe(ctx, ln, o.drain)
+}
+
+// reloadOnHangup reloads the configuration at each SIGHUP until ctx ends.
+// A refused configuration is logged with the reason; the old one stays.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *gateway.Server, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if _, err := srv.Reload(); err != nil {
+				log.Error("configuration reload refused; the old configuration stays in force", "error", err.Error())
+			}
+		}
+	}
+}
+
+// openCheck refuses a configuration without client keys on an address
+// beyond loopback, unless --allow-open was given.
+func (o serveOptions) openCheck(cfg *config.Config, listen string) error {
+	if len(cfg.Clients) == 0 && !o.allowOpen && !loopback(listen) {
+		return fmt.Errorf("listen %s: no client keys are configured, so the gateway would be open to anyone who can reach it; "+
+			"listen on a loopback address, add clients, or pass --allow-open", listen)
+	}
+	return nil
 }
 
 // loopback reports whether a listen address is on the loopback interface.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -10,11 +11,18 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
-// budget tracks one client's spend against its daily and monthly limits,
-// in UTC periods. It is safe for concurrent use.
+// budget is one client's daily and monthly limits and its spending. It is
+// safe for concurrent use.
 type budget struct {
 	limit config.Budget
-	clk   clock.Clock
+	*spending
+}
+
+// spending is what a client has spent in the current UTC day and month. A
+// configuration reload hands it to the client's new budget, so changing a
+// limit does not forgive the spend.
+type spending struct {
+	clk clock.Clock
 
 	// mu guards the fields below.
 	mu         sync.Mutex
@@ -23,12 +31,17 @@ type budget struct {
 	spentMonth float64
 }
 
-func newBudget(b config.Budget, clk clock.Clock) *budget {
-	return &budget{limit: b, clk: clock.Or(clk)}
+// newBudget returns a budget with limit b that adds to s's spending, or
+// to a new one when s is nil.
+func newBudget(b config.Budget, s *spending, clk clock.Clock) *budget {
+	if s == nil {
+		s = &spending{clk: clock.Or(clk)}
+	}
+	return &budget{limit: b, spending: s}
 }
 
 // rollLocked starts new periods when the clock has passed into them.
-func (b *budget) rollLocked(now time.Time) {
+func (b *spending) rollLocked(now time.Time) {
 	now = now.UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -56,7 +69,7 @@ func (b *budget) over() (which string, resets time.Time) {
 }
 
 // spend adds an answer's cost.
-func (b *budget) spend(usd float64) {
+func (b *spending) spend(usd float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.rollLocked(b.clk.Now())
@@ -83,4 +96,20 @@ func (x *exchange) checkBudget(c *client) bool {
 		"Client "+strconv.Quote(c.name)+" has spent its "+which+" budget of $"+strconv.FormatFloat(limit, 'f', -1, 64)+
 			"; it resets at "+resets.Format(time.RFC3339)+".")
 	return false
+}
+
+// left returns what the client may still spend in the current day and
+// month, never below zero; NaN for a period without a limit.
+func (b *budget) left() (day, month float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(b.clk.Now())
+	day, month = math.NaN(), math.NaN()
+	if b.limit.Daily > 0 {
+		day = max(b.limit.Daily-b.spentDay, 0)
+	}
+	if b.limit.Monthly > 0 {
+		month = max(b.limit.Monthly-b.spentMonth, 0)
+	}
+	return day, month
 }

@@ -42,7 +42,8 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 			Name: name, Upstream: up, Keys: keys,
 			Limits: router.Limits{RequestsPerMinute: float64(p.Limits.RPM), TokensPerMinute: float64(p.Limits.TPM),
 				MaxInFlight: p.Limits.MaxInFlight, MaxWait: p.Limits.MaxWait},
-			Classifier: &aierr.Classifier{Overrides: p.Overrides.Settings()},
+			Classifier:  &aierr.Classifier{Overrides: p.Overrides.Settings()},
+			Fingerprint: config.Fingerprint(p),
 		})
 	}
 	for _, m := range cfg.Models {
@@ -53,6 +54,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		as := router.AliasSpec{
 			Name: m.Name, Strategy: strategy,
 			Breaker: m.Breaker.Settings(), Retry: m.Retry.Policy(), Budget: m.Retry.BudgetConfig(),
+			Fingerprint: config.Fingerprint(m.Breaker),
 		}
 		for _, f := range m.FailoverOn {
 			switch f {
@@ -76,7 +78,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 	}
 	d := cfg.Defaults
 	spec.Direct = router.AliasSpec{Breaker: d.Breaker.Settings(), Retry: d.Retry.Policy(), Budget: d.Retry.BudgetConfig(),
-		TTFB: d.Timeouts.TTFB, Idle: d.Timeouts.Idle, Total: d.Timeouts.Total}
+		TTFB: d.Timeouts.TTFB, Idle: d.Timeouts.Idle, Total: d.Timeouts.Total, Fingerprint: config.Fingerprint(d.Breaker)}
 	return spec, nil
 }
 

@@ -16,6 +16,7 @@ import (
 type aliasCache struct {
 	c     *cache.Cache
 	scope cache.Scope
+	fp    string // the settings' fingerprint, for reloads
 }
 
 // cacheMode is what a request asks of the cache.
@@ -47,11 +48,17 @@ func requestCacheMode(r *http.Request) cacheMode {
 }
 
 // newCaches makes a cache for each alias that asks for one; the limits of
-// the configuration's cache block apply to each.
-func newCaches(cfg *config.Config, o Options) (map[string]*aliasCache, error) {
+// the configuration's cache block apply to each. An alias of prev whose
+// cache settings did not change keeps its cache and what it holds.
+func newCaches(cfg *config.Config, o Options, prev map[string]*aliasCache) (map[string]*aliasCache, error) {
 	out := map[string]*aliasCache{}
 	for _, m := range cfg.Models {
 		if m.Cache.TTL <= 0 {
+			continue
+		}
+		fp := config.Fingerprint([]any{m.Cache, cfg.Cache})
+		if old, ok := prev[m.Name]; ok && old.fp == fp {
+			out[m.Name] = old
 			continue
 		}
 		c, err := cache.New(cache.Config{
@@ -65,7 +72,7 @@ func newCaches(cfg *config.Config, o Options) (map[string]*aliasCache, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[m.Name] = &aliasCache{c: c, scope: scope}
+		out[m.Name] = &aliasCache{c: c, scope: scope, fp: fp}
 	}
 	return out, nil
 }
@@ -73,7 +80,7 @@ func newCaches(cfg *config.Config, o Options) (map[string]*aliasCache, error) {
 // lookup answers from the cache when it can; otherwise it prepares the
 // exchange to store the answer it gets.
 func (x *exchange) lookup(body []byte, client string) bool {
-	ac := x.s.caches[x.alias.Name]
+	ac := x.st.caches[x.alias.Name]
 	if ac == nil || x.messages {
 		return false
 	}
@@ -138,7 +145,7 @@ func (x *exchange) keepLimit() int64 {
 		limit = x.cache.c.MaxEntryBytes()
 	}
 	if x.idemRec != nil {
-		limit = max(limit, x.s.idem.maxBytes)
+		limit = max(limit, x.s.idem.maxAnswer())
 	}
 	return limit
 }
@@ -169,7 +176,7 @@ func (x *exchange) rescue() bool {
 			return true
 		}
 	}
-	d, ok := x.s.degraded[x.alias.Name]
+	d, ok := x.st.degraded[x.alias.Name]
 	if !ok {
 		return false
 	}

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/fuseboxhq/fusebox/breaker"
 )
@@ -11,7 +13,7 @@ import (
 // is not refusing, and 503 naming the aliases that have none.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	var down []string
-	for _, a := range s.router.Aliases() {
+	for _, a := range s.Router().Aliases() {
 		ok := false
 		for _, t := range a.Targets {
 			if st := t.Breaker().State(); st != breaker.StateOpen && st != breaker.StateForcedOpen {
@@ -41,7 +43,7 @@ func (s *Server) handleBreaker(w http.ResponseWriter, r *http.Request) {
 	}
 	name, action := r.URL.Query().Get("target"), r.URL.Query().Get("action")
 	var b *breaker.Breaker
-	for _, t := range s.router.Targets() {
+	for _, t := range s.Router().Targets() {
 		if t.Name == name {
 			b = t.Breaker()
 		}
@@ -82,11 +84,34 @@ func (s *Server) handleKey(w http.ResponseWriter, r *http.Request) {
 			"Unknown action "+quote(action)+": want enable or disable.")
 		return
 	}
-	if err := s.router.SetKeyEnabled(id, action == "enable"); err != nil {
+	if err := s.Router().SetKeyEnabled(id, action == "enable"); err != nil {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_key", "id", "No key with ID "+quote(id)+".")
 		return
 	}
 	s.log.Warn("admin key action", "key", id, "action", action, "remote", r.RemoteAddr)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"keys": s.router.Keys()})
+	json.NewEncoder(w).Encode(map[string]any{"keys": s.Router().Keys()})
+}
+
+// handleReload reads the configuration file again and puts it in force:
+// POST /fusebox/reload. A configuration that does not load is refused with
+// a 422 naming each problem, and the old one stays in force. Logged.
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	if !s.admin(w, r) {
+		return
+	}
+	res, err := s.Reload()
+	if err != nil {
+		s.log.Error("admin reload refused", "error", err.Error(), "remote", r.RemoteAddr)
+		status := http.StatusUnprocessableEntity
+		if errors.Is(err, ErrNoLoader) {
+			status = http.StatusNotImplemented
+		}
+		writeError(w, status, "invalid_request_error", "config_invalid", "",
+			"The new configuration was refused and the old one stays in force: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	s.log.Warn("admin reload", "remote", r.RemoteAddr)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(res)
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
+	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
 // idempotency keeps the answers to requests that carry an Idempotency-Key,
@@ -17,14 +19,14 @@ import (
 // is refused. Only complete successful answers are kept, so a refused
 // request (throttle, outage, no target) can be retried under its key.
 type idempotency struct {
-	clk        clock.Clock
+	clk clock.Clock
+
+	// mu guards the fields below.
+	mu         sync.Mutex
 	ttl        time.Duration
 	maxRecords int
 	maxBytes   int64
-
-	// mu guards records.
-	mu      sync.Mutex
-	records map[string]*idemRecord
+	records    map[string]*idemRecord
 }
 
 // idemRecord is one key's request and, once done, its answer.
@@ -38,17 +40,27 @@ type idemRecord struct {
 	expires time.Time
 }
 
-func newIdempotency(ttl time.Duration, maxRecords, maxBytes int, clk clock.Clock) *idempotency {
-	if ttl == 0 {
-		ttl = 24 * time.Hour
-	}
-	if maxRecords == 0 {
-		maxRecords = 100_000
-	}
-	if maxBytes == 0 {
-		maxBytes = 4 << 20
-	}
-	return &idempotency{clk: clock.Or(clk), ttl: ttl, maxRecords: maxRecords, maxBytes: int64(maxBytes), records: map[string]*idemRecord{}}
+func newIdempotency(c config.Idempotency, clk clock.Clock) *idempotency {
+	s := &idempotency{clk: clock.Or(clk), records: map[string]*idemRecord{}}
+	s.configure(c)
+	return s
+}
+
+// configure sets the TTL and bounds; answers already kept keep their
+// expiry.
+func (s *idempotency) configure(c config.Idempotency) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ttl = cmp.Or(c.TTL, 24*time.Hour)
+	s.maxRecords = cmp.Or(c.MaxRecords, 100_000)
+	s.maxBytes = int64(cmp.Or(c.MaxBytes, 4<<20))
+}
+
+// maxAnswer returns the largest answer kept.
+func (s *idempotency) maxAnswer() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxBytes
 }
 
 // begin claims key for a request with body. It returns the record and

@@ -20,6 +20,7 @@ import (
 // exchange is one client request on its way through the gateway.
 type exchange struct {
 	s      *Server
+	st     *state // the configuration in force when the request came
 	w      http.ResponseWriter
 	r      *http.Request
 	id     string
@@ -64,10 +65,10 @@ func (x *exchange) badRequest(param, msg string) {
 func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		w := &recorder{ResponseWriter: rw}
-		x := &exchange{s: s, w: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
+		x := &exchange{s: s, st: s.state(), w: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
 		defer x.finish(w)
 		w.Header().Set("X-Request-Id", x.id)
-		c, ok := s.authenticate(w, r)
+		c, ok := s.authenticate(x.st, w, r)
 		if !ok {
 			return
 		}
@@ -103,7 +104,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				"Your key is not allowed to use the model `"+model+"`.")
 			return
 		}
-		alias, ok := s.router.Lookup(model)
+		alias, ok := x.st.router.Lookup(model)
 		if !ok {
 			x.error(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
 				"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
@@ -128,7 +129,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			ctx, cancel = context.WithTimeout(ctx, total)
 			defer cancel()
 		}
-		x.walk = s.router.Start(alias, &router.Request{
+		x.walk = x.st.router.Start(alias, &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), string(f.User)),

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/breaker"
@@ -19,12 +20,14 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
-	"github.com/fuseboxhq/fusebox/limit"
 )
 
 // Options configures a Server.
 type Options struct {
 	Config *config.Config
+	// Load, if set, reads the configuration again for Reload (SIGHUP and
+	// POST /fusebox/reload).
+	Load func() (*config.Config, error)
 	// Logger receives the gateway's logs. nil: slog.Default().
 	Logger *slog.Logger
 	// Clock is the time source. nil: the system clock.
@@ -41,101 +44,47 @@ type Options struct {
 
 // Server is the gateway. It is safe for concurrent use.
 type Server struct {
-	cfg     *config.Config
-	router  *router.Router
+	opts    Options
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	clk     clock.Clock
 	maxBody int64
-	clients []client
 	mux     *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
 	readers sync.Pool
-	// caches holds the response cache of each alias that has one;
-	// degraded the static answers.
-	caches   map[string]*aliasCache
-	degraded map[string]config.Degraded
-	idem     *idempotency
-}
+	// idem keeps idempotent answers across reloads.
+	idem *idempotency
 
-type client struct {
-	name   string
-	key    []byte
-	models map[string]bool // nil: all
-	pacer  *limit.Pacer    // the client's rpm/tpm; nil: none
-	budget *budget         // the client's USD budget; nil: none
+	// st is the state built from the configuration in force; reloadMu
+	// serialises reloads.
+	st       atomic.Pointer[state]
+	reloadMu sync.Mutex
 }
 
 // New builds a Server from a validated configuration.
 func New(o Options) (*Server, error) {
-	spec, err := routerSpec(o.Config, o.Transport)
-	if err != nil {
-		return nil, err
-	}
-	spec.Clock = o.Clock
-	m := metrics.New()
-	m.Hooks(&spec)
-	if o.OnTransition != nil {
-		record := spec.OnTransition
-		spec.OnTransition = func(t breaker.Transition) {
-			record(t)
-			o.OnTransition(t)
-		}
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	spec.OnKeyDisabled = func(e router.KeyEvent) {
-		log.Warn("API key taken out of rotation", "key", e.Key, "target", e.Target, "verdict", e.Verdict.Kind.String(),
-			"code", e.Verdict.Code, "message", e.Verdict.Message, "for", e.For.String())
-	}
-	r, err := router.New(spec)
+	s := &Server{opts: o, metrics: metrics.New(), log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
+		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
+	st, err := s.buildState(o.Config, nil)
 	if err != nil {
 		return nil, err
 	}
-	m.Watch(r)
-	caches, err := newCaches(o.Config, o)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{cfg: o.Config, router: r, metrics: m, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
-		caches: caches, degraded: map[string]config.Degraded{},
-		idem: newIdempotency(o.Config.Idempotency.TTL, o.Config.Idempotency.MaxRecords, o.Config.Idempotency.MaxBytes, o.Clock)}
-	for _, md := range o.Config.Models {
-		if md.Degraded.Enabled() {
-			s.degraded[md.Name] = md.Degraded
-		}
-	}
-	m.WatchCaches(func() (entries, bytes int64) {
-		for _, c := range caches {
+	s.st.Store(st)
+	s.metrics.Watch(func() *router.Router { return s.state().router })
+	s.metrics.WatchCaches(func() (entries, bytes int64) {
+		for _, c := range s.state().caches {
 			st := c.c.Stats()
 			entries, bytes = entries+int64(st.Entries), bytes+st.Bytes
 		}
 		return entries, bytes
 	})
+	s.metrics.WatchBudgets(s.budgetsLeft)
 	if s.maxBody == 0 {
 		s.maxBody = 16 << 20
-	}
-	for _, c := range o.Config.Clients {
-		cl := client{name: c.Name, key: []byte(c.Key.Value())}
-		if c.Budget.Daily > 0 || c.Budget.Monthly > 0 {
-			cl.budget = newBudget(c.Budget, o.Clock)
-		}
-		if c.Limits.RPM > 0 || c.Limits.TPM > 0 {
-			ps := c.Limits.Pacer()
-			ps.Clock = o.Clock
-			if cl.pacer, err = limit.NewPacer(ps); err != nil {
-				return nil, err
-			}
-		}
-		if len(c.Models) > 0 {
-			cl.models = map[string]bool{}
-			for _, m := range c.Models {
-				cl.models[m] = true
-			}
-		}
-		s.clients = append(s.clients, cl)
 	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
@@ -143,11 +92,12 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
-	s.mux.Handle("GET /metrics", m.Handler())
+	s.mux.Handle("GET /metrics", s.metrics.Handler())
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
 	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	s.mux.HandleFunc("POST /fusebox/breaker", s.handleBreaker)
 	s.mux.HandleFunc("POST /fusebox/key", s.handleKey)
+	s.mux.HandleFunc("POST /fusebox/reload", s.handleReload)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -155,6 +105,25 @@ func New(o Options) (*Server, error) {
 			"Unknown request URL: "+r.Method+" "+r.URL.Path+". Fusebox serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models.")
 	})
 	return s, nil
+}
+
+// keyDisabled logs a provider key taken out of rotation.
+func (s *Server) keyDisabled(e router.KeyEvent) {
+	s.log.Warn("API key taken out of rotation", "key", e.Key, "target", e.Target, "verdict", e.Verdict.Kind.String(),
+		"code", e.Verdict.Code, "message", e.Verdict.Message, "for", e.For.String())
+}
+
+// budgetsLeft reports each budgeted client's remaining spend.
+func (s *Server) budgetsLeft() []metrics.BudgetLeft {
+	var out []metrics.BudgetLeft
+	for _, c := range s.state().clients {
+		if c.budget == nil {
+			continue
+		}
+		day, month := c.budget.left()
+		out = append(out, metrics.BudgetLeft{Client: c.name, Daily: day, Monthly: month})
+	}
+	return out
 }
 
 // Check reports whether a validated configuration can start a gateway:
@@ -165,16 +134,16 @@ func Check(cfg *config.Config) error {
 	return err
 }
 
-// Router returns the server's router, for the admin API and the dashboard.
-func (s *Server) Router() *router.Router { return s.router }
+// Router returns the router in force, for the admin API and the dashboard.
+func (s *Server) Router() *router.Router { return s.state().router }
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // authenticate returns the caller's client, or false after writing a 401.
 // With no clients configured the gateway is open.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*client, bool) {
-	if len(s.clients) == 0 {
+func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request) (*client, bool) {
+	if len(st.clients) == 0 {
 		return nil, true
 	}
 	key := r.Header.Get("X-Api-Key")
@@ -182,10 +151,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*client, 
 		key = a[7:]
 	}
 	var found *client
-	for i := range s.clients {
+	for i := range st.clients {
 		// Every key is compared, in constant time, so timing tells nothing.
-		if subtle.ConstantTimeCompare([]byte(key), s.clients[i].key) == 1 {
-			found = &s.clients[i]
+		if subtle.ConstantTimeCompare([]byte(key), st.clients[i].key) == 1 {
+			found = &st.clients[i]
 		}
 	}
 	if key == "" || found == nil {
@@ -197,14 +166,15 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*client, 
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.authenticate(w, r)
+	st := s.state()
+	c, ok := s.authenticate(st, w, r)
 	if !ok {
 		return
 	}
 	var b strings.Builder
 	b.WriteString(`{"object":"list","data":[`)
 	n := 0
-	for _, a := range s.router.Aliases() {
+	for _, a := range st.router.Aliases() {
 		if c != nil && c.models != nil && !c.models[a.Name] {
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 // Bearer, or ?token= for the dashboard's page load), answering 401/404
 // otherwise. With no admin token configured the admin endpoints are off.
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) bool {
-	want := s.cfg.AdminToken.Value()
+	want := s.state().cfg.AdminToken.Value()
 	if want == "" {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "admin_disabled", "",
 			"The admin API is off: set admin_token in the configuration to turn it on.")
@@ -68,15 +68,15 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		Models  []statusModel     `json:"models"`
 		Targets []statusTarget    `json:"targets"`
 		Keys    []router.KeyState `json:"keys"`
-	}{Time: s.clk.Now(), Keys: s.router.Keys()}
-	for _, a := range s.router.Aliases() {
+	}{Time: s.clk.Now(), Keys: s.Router().Keys()}
+	for _, a := range s.Router().Aliases() {
 		m := statusModel{Name: a.Name, Strategy: a.Strategy.String()}
 		for _, t := range a.Targets {
 			m.Targets = append(m.Targets, t.Name)
 		}
 		doc.Models = append(doc.Models, m)
 	}
-	for _, t := range s.router.Targets() {
+	for _, t := range s.Router().Targets() {
 		b, h := t.Breaker().Snapshot(), t.Health()
 		doc.Targets = append(doc.Targets, statusTarget{
 			Name: t.Name, State: b.State.String(), RetryAfterMS: b.RetryAfter.Milliseconds(),

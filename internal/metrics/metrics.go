@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -107,8 +108,40 @@ func (m *Metrics) Hooks(s *router.Spec) {
 	}
 }
 
-// Watch registers the collector that reads r's targets at scrape time.
-func (m *Metrics) Watch(r *router.Router) { m.reg.MustRegister(&stateCollector{r: r}) }
+// Watch registers the collector that reads the targets of the router in
+// force at scrape time; r returns it (a reload replaces it).
+func (m *Metrics) Watch(r func() *router.Router) { m.reg.MustRegister(&stateCollector{r: r}) }
+
+// BudgetLeft is what a client may still spend, in USD; NaN for a period
+// without a limit.
+type BudgetLeft struct {
+	Client         string
+	Daily, Monthly float64
+}
+
+// WatchBudgets registers the gauge of each client's remaining budget, read
+// at scrape time from left.
+func (m *Metrics) WatchBudgets(left func() []BudgetLeft) {
+	m.reg.MustRegister(budgetCollector(left))
+}
+
+var descBudget = prometheus.NewDesc("fusebox_client_budget_remaining_usd",
+	"What a client may still spend in the current UTC day or month before its budget refuses it.", []string{"client", "period"}, nil)
+
+type budgetCollector func() []BudgetLeft
+
+func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBudget }
+
+func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range c() {
+		if !math.IsNaN(b.Daily) {
+			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, b.Daily, b.Client, "daily")
+		}
+		if !math.IsNaN(b.Monthly) {
+			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, b.Monthly, b.Client, "monthly")
+		}
+	}
+}
 
 func (m *Metrics) target(t *router.Target) *targetMetrics {
 	if tm, ok := m.bound.Load(t); ok {
@@ -179,7 +212,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // stateCollector reads breaker states, totals and health at scrape time.
-type stateCollector struct{ r *router.Router }
+type stateCollector struct{ r func() *router.Router }
 
 var (
 	descState = prometheus.NewDesc("fusebox_breaker_state",
@@ -203,7 +236,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, t := range c.r.Targets() {
+	for _, t := range c.r().Targets() {
 		s := t.Breaker().Snapshot()
 		for _, st := range states {
 			v := 0.0

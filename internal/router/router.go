@@ -41,6 +41,13 @@ type Spec struct {
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
+	// Keep, when set, is the router this one replaces (a configuration
+	// reload). A provider whose Fingerprint is unchanged is taken over
+	// whole: its upstream with its open connections, its keys with their
+	// state. A target of such a provider whose alias's Fingerprint is
+	// unchanged is taken over too: its breaker, limits and health carry
+	// on. Everything else starts fresh. Keep must share this Spec's Clock.
+	Keep *Router
 }
 
 // ProviderSpec is one upstream and its keys.
@@ -51,6 +58,9 @@ type ProviderSpec struct {
 	Keys       []string
 	Limits     Limits
 	Classifier *aierr.Classifier
+	// Fingerprint identifies the provider's settings for Spec.Keep; ""
+	// never matches.
+	Fingerprint string
 }
 
 // Limits pace each target of a provider. Zero fields are "no limit".
@@ -80,6 +90,9 @@ type AliasSpec struct {
 	// TTFB and Idle are the stream budgets the gateway enforces; Total
 	// bounds the whole request. 0: none.
 	TTFB, Idle, Total time.Duration
+	// Fingerprint identifies the Breaker settings for Spec.Keep; ""
+	// never matches.
+	Fingerprint string
 }
 
 // TargetSpec is one rung of an alias's ladder.
@@ -124,6 +137,7 @@ type Router struct {
 	providers    map[string]*provider
 	direct       AliasSpec
 	sticky       *sticky
+	keep         *Router // the router replaced, while New runs
 
 	// mu guards targets and aliases, which grow when a request names a
 	// provider/model directly.
@@ -194,12 +208,22 @@ func New(s Spec) (*Router, error) {
 	if r.authCooldown == 0 {
 		r.authCooldown = 5 * time.Minute
 	}
+	if s.Keep != nil {
+		// Key and sticky times are kept on the stopwatch; a provider
+		// taken over keeps its times only on the same one.
+		r.sw, r.keep = s.Keep.sw, s.Keep
+		defer func() { r.keep = nil }()
+	}
 	for _, p := range s.Providers {
+		if old := r.keptProvider(p); old != nil {
+			r.providers[p.Name] = old
+			continue
+		}
 		keys := p.Keys
 		if len(keys) == 0 {
 			keys = []string{""}
 		}
-		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits}
+		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits, fp: p.Fingerprint}
 		if pr.classifier == nil {
 			pr.classifier = &aierr.Classifier{}
 		}
@@ -213,7 +237,91 @@ func New(s Spec) (*Router, error) {
 			return nil, err
 		}
 	}
+	if s.Keep != nil {
+		r.keepDirect()
+	}
 	return r, nil
+}
+
+// keepDirect carries over the replaced router's "provider/model" aliases
+// whose provider is still there, so their targets can be taken over.
+func (r *Router) keepDirect() {
+	r.keep.mu.RLock()
+	var old []*Alias
+	for _, a := range r.keep.aliases {
+		if a.Direct {
+			old = append(old, a)
+		}
+	}
+	r.keep.mu.RUnlock()
+	for _, a := range old {
+		t := a.Targets[0]
+		if _, taken := r.aliases[a.Name]; taken || r.providers[t.Provider] == nil {
+			continue
+		}
+		spec := r.direct
+		spec.Name = a.Name
+		spec.Targets = []TargetSpec{{Provider: t.Provider, Model: t.Model}}
+		r.addAlias(spec, true)
+	}
+}
+
+// keptProvider returns the replaced router's provider p when its settings
+// are unchanged.
+func (r *Router) keptProvider(p ProviderSpec) *provider {
+	if r.keep == nil || p.Fingerprint == "" {
+		return nil
+	}
+	old, ok := r.keep.providers[p.Name]
+	if !ok || old.fp != p.Fingerprint {
+		return nil
+	}
+	return old
+}
+
+// keptTarget returns the replaced router's target name when its provider
+// was taken over and its breaker settings are unchanged.
+func (r *Router) keptTarget(name, prov, fp string) *Target {
+	if r.keep == nil || fp == "" {
+		return nil
+	}
+	r.keep.mu.RLock()
+	old, ok := r.keep.targets[name]
+	r.keep.mu.RUnlock()
+	if !ok || old.fp != fp || old.prov != r.providers[prov] {
+		return nil
+	}
+	return old
+}
+
+// Reuse describes what a router built with Spec.Keep took over.
+type Reuse struct {
+	// Kept are the targets whose breaker, limits and health carried on;
+	// Rebuilt those that started fresh; Removed those of the old router
+	// that are gone.
+	Kept    []string `json:"kept"`
+	Rebuilt []string `json:"rebuilt"`
+	Removed []string `json:"removed"`
+}
+
+// ReuseFrom compares r with the router it replaced.
+func (r *Router) ReuseFrom(old *Router) Reuse {
+	var u Reuse
+	now := map[string]*Target{}
+	for _, t := range r.Targets() {
+		now[t.Name] = t
+	}
+	for _, t := range old.Targets() {
+		switch n, ok := now[t.Name]; {
+		case !ok:
+			u.Removed = append(u.Removed, t.Name)
+		case n == t:
+			u.Kept = append(u.Kept, t.Name)
+		default:
+			u.Rebuilt = append(u.Rebuilt, t.Name)
+		}
+	}
+	return u
 }
 
 func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
@@ -226,7 +334,7 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 	}
 	a := &Alias{Name: as.Name, Strategy: as.Strategy, spec: as, budget: budget, Direct: direct}
 	for _, ts := range as.Targets {
-		t, err := r.target(ts.Provider, ts.Model, as.Breaker)
+		t, err := r.target(ts.Provider, ts.Model, as.Breaker, as.Fingerprint)
 		if err != nil {
 			return nil, fmt.Errorf("router: alias %q: %w", as.Name, err)
 		}
@@ -246,8 +354,9 @@ func withClock(b retry.BudgetConfig, c clock.Clock) retry.BudgetConfig {
 	return b
 }
 
-// target returns the (provider, model) target, made on first use.
-func (r *Router) target(prov, model string, bc breaker.Config) (*Target, error) {
+// target returns the (provider, model) target, made on first use or taken
+// over from the router replaced. fp is the breaker settings' fingerprint.
+func (r *Router) target(prov, model string, bc breaker.Config, fp string) (*Target, error) {
 	name := prov + "/" + model
 	if t, ok := r.targets[name]; ok {
 		return t, nil
@@ -256,14 +365,18 @@ func (r *Router) target(prov, model string, bc breaker.Config) (*Target, error) 
 	if !ok {
 		return nil, fmt.Errorf("unknown provider %q", prov)
 	}
+	if t := r.keptTarget(name, prov, fp); t != nil {
+		r.targets[name] = t
+		return t, nil
+	}
 	bc.Name = name
 	if bc.Clock == nil {
 		bc.Clock = r.clk
 	}
-	if r.onTransition != nil {
+	if on := r.onTransition; on != nil {
 		user := bc.OnStateChange
 		bc.OnStateChange = func(t breaker.Transition) {
-			r.onTransition(t)
+			on(t)
 			if user != nil {
 				user(t)
 			}
@@ -273,7 +386,7 @@ func (r *Router) target(prov, model string, bc breaker.Config) (*Target, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br}
+	t := &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp}
 	l := p.limits
 	if l.MaxWait == 0 {
 		l.MaxWait = time.Second

@@ -324,3 +324,80 @@ func TestLastTargetRetried(t *testing.T) {
 		t.Fatalf("outage retries should keep the idempotency key: %q %q", k1, k2)
 	}
 }
+
+// A router built to replace another takes over the providers and targets
+// whose settings did not change, with their breakers and keys as they are,
+// and starts the others fresh.
+func TestKeepTakesOverUnchangedTargets(t *testing.T) {
+	clk := clocktest.New(time.Unix(0, 0))
+	p1, p2 := &fake{script: []int{200}}, &fake{script: []int{200}}
+	provs := []ProviderSpec{
+		{Name: "p1", Upstream: p1, Keys: []string{"a", "b"}, Fingerprint: "p1-v1"},
+		{Name: "p2", Upstream: p2, Fingerprint: "p2-v1"},
+	}
+	aliases := []AliasSpec{{Name: "m", Fingerprint: "br-v1",
+		Targets: []TargetSpec{{Provider: "p1", Model: "x"}, {Provider: "p2", Model: "y"}}}}
+	old, err := New(Spec{Providers: provs, Aliases: aliases, Clock: clk, Direct: AliasSpec{Fingerprint: "direct-v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := old.Lookup("p1/z"); !ok {
+		t.Fatal("no direct alias")
+	}
+	byName := func(r *Router) map[string]*Target {
+		m := map[string]*Target{}
+		for _, t := range r.Targets() {
+			m[t.Name] = t
+		}
+		return m
+	}
+	was := byName(old)
+	was["p1/x"].Breaker().ForceOpen()
+	if err := old.SetKeyEnabled("p1#1", false); err != nil {
+		t.Fatal(err)
+	}
+
+	// p2's settings change; the alias gains a target.
+	provs[1].Fingerprint = "p2-v2"
+	aliases[0].Targets = append(aliases[0].Targets, TargetSpec{Provider: "p1", Model: "w"})
+	r, err := New(Spec{Providers: provs, Aliases: aliases, Clock: clk, Keep: old, Direct: AliasSpec{Fingerprint: "direct-v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := byName(r)
+	if now["p1/x"] != was["p1/x"] || now["p1/x"].Breaker().State() != breaker.StateForcedOpen {
+		t.Error("p1/x was not taken over with its forced-open breaker")
+	}
+	if now["p1/z"] != was["p1/z"] {
+		t.Error("the direct target p1/z was not taken over")
+	}
+	if now["p2/y"] == was["p2/y"] {
+		t.Error("p2/y was taken over though its provider changed")
+	}
+	if keys := r.Keys(); keys[1].ID != "p1#1" || keys[1].State != "disabled" {
+		t.Errorf("keys %+v: p1#1 should still be disabled", keys)
+	}
+	u := r.ReuseFrom(old)
+	if fmt.Sprint(u.Kept) != "[p1/x p1/z]" || fmt.Sprint(u.Rebuilt) != "[p2/y]" || len(u.Removed) != 0 {
+		t.Errorf("reuse %+v", u)
+	}
+
+	// Changed breaker settings rebuild every target of the alias.
+	aliases[0].Fingerprint = "br-v2"
+	r2, err := New(Spec{Providers: provs, Aliases: aliases, Clock: clk, Keep: r, Direct: AliasSpec{Fingerprint: "direct-v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r2.ReuseFrom(r); fmt.Sprint(u.Kept) != "[p1/z]" || fmt.Sprint(u.Rebuilt) != "[p1/w p1/x p2/y]" {
+		t.Errorf("after a breaker change: %+v", u)
+	}
+	// A provider that is gone takes its targets with it.
+	r3, err := New(Spec{Providers: provs[1:], Aliases: []AliasSpec{{Name: "m", Fingerprint: "br-v2",
+		Targets: []TargetSpec{{Provider: "p2", Model: "y"}}}}, Clock: clk, Keep: r2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r3.ReuseFrom(r2); fmt.Sprint(u.Kept) != "[p2/y]" || fmt.Sprint(u.Removed) != "[p1/w p1/x p1/z]" {
+		t.Errorf("after removing p1: %+v", u)
+	}
+}

@@ -32,6 +32,7 @@ type Target struct {
 	pacer   *limit.Pacer    // nil: no rate limit
 	bulk    *limit.Bulkhead // nil: no concurrency limit
 	health  health
+	fp      string // the breaker settings' fingerprint, for reloads
 }
 
 // Breaker returns the target's breaker.
@@ -51,6 +52,7 @@ type provider struct {
 	next       atomic.Uint32
 	classifier *aierr.Classifier
 	limits     Limits
+	fp         string // the settings' fingerprint, for reloads
 }
 
 // Key is one API key of a provider. A throttle or an auth refusal on a key

@@ -1,0 +1,162 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/fuseboxhq/fusebox/limit"
+)
+
+// state is everything the gateway builds from one configuration. A request
+// takes the state current when it arrives and keeps it to its end, so a
+// reload never changes the rules under a request in flight.
+type state struct {
+	cfg     *config.Config
+	router  *router.Router
+	clients []client
+	// caches holds the response cache of each alias that has one;
+	// degraded the static answers.
+	caches   map[string]*aliasCache
+	degraded map[string]config.Degraded
+}
+
+// client is a gateway API key and what it may do.
+type client struct {
+	name   string
+	key    []byte
+	weight float64         // its share of a saturated target
+	models map[string]bool // nil: all
+	pacer  *limit.Pacer    // the client's rpm/tpm; nil: none
+	budget *budget         // the client's USD budget; nil: none
+	fp     string          // the limits' fingerprint, for reloads
+}
+
+// buildState builds the state for cfg. With prev, the parts whose
+// settings did not change carry on from it: targets (breakers, limits,
+// health), provider keys and connections, response caches, client pacers,
+// and every client's spending.
+func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
+	spec, err := routerSpec(cfg, s.opts.Transport)
+	if err != nil {
+		return nil, err
+	}
+	spec.Clock = s.opts.Clock
+	s.metrics.Hooks(&spec)
+	if on := s.opts.OnTransition; on != nil {
+		record := spec.OnTransition
+		spec.OnTransition = func(t breaker.Transition) {
+			record(t)
+			on(t)
+		}
+	}
+	spec.OnKeyDisabled = s.keyDisabled
+	if prev != nil {
+		spec.Keep = prev.router
+	}
+	r, err := router.New(spec)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}}
+	var prevCaches map[string]*aliasCache
+	if prev != nil {
+		prevCaches = prev.caches
+	}
+	if st.caches, err = newCaches(cfg, s.opts, prevCaches); err != nil {
+		return nil, err
+	}
+	for _, md := range cfg.Models {
+		if md.Degraded.Enabled() {
+			st.degraded[md.Name] = md.Degraded
+		}
+	}
+	old := map[string]*client{}
+	if prev != nil {
+		for i := range prev.clients {
+			old[prev.clients[i].name] = &prev.clients[i]
+		}
+	}
+	for _, c := range cfg.Clients {
+		cl := client{name: c.Name, key: []byte(c.Key.Value()), weight: float64(max(c.Weight, 1)),
+			fp: config.Fingerprint(c.Limits)}
+		was := old[c.Name]
+		if c.Budget.Daily > 0 || c.Budget.Monthly > 0 {
+			var spent *spending
+			if was != nil && was.budget != nil {
+				spent = was.budget.spending
+			}
+			cl.budget = newBudget(c.Budget, spent, s.opts.Clock)
+		}
+		switch {
+		case was != nil && was.fp == cl.fp:
+			cl.pacer = was.pacer
+		case c.Limits.RPM > 0 || c.Limits.TPM > 0:
+			ps := c.Limits.Pacer()
+			ps.Clock = s.opts.Clock
+			if cl.pacer, err = limit.NewPacer(ps); err != nil {
+				return nil, fmt.Errorf("client %s: %w", c.Name, err)
+			}
+		}
+		if len(c.Models) > 0 {
+			cl.models = map[string]bool{}
+			for _, m := range c.Models {
+				cl.models[m] = true
+			}
+		}
+		st.clients = append(st.clients, cl)
+	}
+	return st, nil
+}
+
+// state returns the current state.
+func (s *Server) state() *state { return s.st.Load() }
+
+// ReloadResult says what a reload changed.
+type ReloadResult struct {
+	router.Reuse
+	// Warnings are settings that changed but take effect only after a
+	// restart.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ErrNoLoader is returned by Reload when the server was built without a
+// way to read its configuration again.
+var ErrNoLoader = errors.New("gateway: no configuration loader; reload is not available")
+
+// Reload reads the configuration again with Options.Load and, if it is
+// valid, puts it in force: requests in flight finish under the old one,
+// new requests get the new one. Targets, keys, caches and client limits
+// whose settings did not change carry on as they were, breaker state
+// included; client spending always carries on. A configuration that fails
+// to load or build is refused with the reason, and the old one stays in
+// force.
+func (s *Server) Reload() (ReloadResult, error) {
+	if s.opts.Load == nil {
+		return ReloadResult{}, ErrNoLoader
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	cfg, err := s.opts.Load()
+	if err != nil {
+		return ReloadResult{}, err
+	}
+	prev := s.state()
+	st, err := s.buildState(cfg, prev)
+	if err != nil {
+		return ReloadResult{}, err
+	}
+	res := ReloadResult{Reuse: st.router.ReuseFrom(prev.router)}
+	if cfg.Listen != prev.cfg.Listen {
+		res.Warnings = append(res.Warnings, "listen changed from "+prev.cfg.Listen+" to "+cfg.Listen+"; it takes effect after a restart")
+	}
+	if config.Fingerprint(cfg.Idempotency) != config.Fingerprint(prev.cfg.Idempotency) {
+		s.idem.configure(cfg.Idempotency)
+	}
+	s.st.Store(st)
+	s.log.Info("configuration reloaded", "file", cfg.File, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,
+		"targets_removed", res.Removed, "warnings", res.Warnings)
+	return res, nil
+}
