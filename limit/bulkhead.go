@@ -25,10 +25,26 @@ type BulkheadSettings struct {
 	Clock clock.Clock
 }
 
-// Bulkhead bounds the calls in flight. Callers over the limit queue in FIFO
-// order, up to MaxWaiting of them for at most MaxWait; a slot freed by
-// Release (or by a raised limit) goes to the longest waiter, and TryAcquire
-// never jumps the queue.
+// Bulkhead bounds the calls in flight. Callers over the limit queue, up to
+// MaxWaiting of them for at most MaxWait, and a slot freed by Release (or by
+// a raised limit) goes to a waiter chosen by weighted fair queueing across
+// flows:
+//
+//   - AcquireFlow names the caller's flow (a client, tenant or API key) and
+//     its weight. While several flows have callers queued, each is served in
+//     proportion to its weight: at weights 1 and 3, the second gets three
+//     slots in every four.
+//   - Within a flow, callers are served in FIFO order. Acquire is AcquireFlow
+//     with flow "" and weight 1, so a Bulkhead used only through Acquire is
+//     a plain FIFO queue.
+//   - A flow that had nobody queued banks no credit for the quiet spell: when
+//     it returns it is served promptly, interleaved with the flows already
+//     waiting, but not ahead of them all.
+//   - Fairness orders the queue, not entry to it: MaxWaiting bounds the
+//     waiters of all flows together.
+//
+// TryAcquire never jumps the queue. The Bulkhead keeps state only for flows
+// with callers queued, so many distinct flow names cost nothing once served.
 //
 // A Bulkhead is safe for concurrent use by multiple goroutines.
 type Bulkhead struct {
@@ -36,17 +52,11 @@ type Bulkhead struct {
 	maxWaiting int
 	maxWait    time.Duration
 
-	// mu guards limit, inFlight, waiters and each waiter's granted.
+	// mu guards limit, inFlight, queue and each waiter's granted.
 	mu       sync.Mutex
 	limit    int // 0: no limit
 	inFlight int
-	waiters  []*waiter // FIFO, oldest first
-}
-
-// waiter is one queued Acquire. ready is closed when it is granted a slot.
-type waiter struct {
-	ready   chan struct{}
-	granted bool
+	queue    fairQueue
 }
 
 // NewBulkhead returns a Bulkhead with no call in flight. It returns an error
@@ -70,7 +80,23 @@ func NewBulkhead(s BulkheadSettings) (*Bulkhead, error) {
 // slot held (call Release when the call ends); ErrBulkheadFull if the queue
 // is full; ErrBulkheadTimeout after MaxWait; or ctx.Err() if the context ends
 // first. A slot granted just as the wait ends is passed on, not leaked.
+//
+// Acquire is AcquireFlow(ctx, "", 1).
 func (b *Bulkhead) Acquire(ctx context.Context) error {
+	return b.AcquireFlow(ctx, "", 1)
+}
+
+// AcquireFlow is Acquire for a caller in the named flow, with the given
+// weight; its results are Acquire's. Weights are relative, and one that is
+// not a positive finite number counts as 1.
+//
+// A queued caller is tagged max(V, the tag of its flow's previous caller) +
+// 1/weight, where V is the tag of the caller granted last, and freed slots go
+// in tag order (the earlier arrival on a tie). A caller that gives up is not
+// charged to its flow: the callers behind it move up into its place. With a
+// free slot and nobody queued, AcquireFlow costs what Acquire does: no
+// allocation and no lookup of the flow.
+func (b *Bulkhead) AcquireFlow(ctx context.Context, flow string, weight float64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -79,12 +105,11 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 		b.mu.Unlock()
 		return nil
 	}
-	if b.maxWaiting < 0 || (b.maxWaiting > 0 && len(b.waiters) >= b.maxWaiting) {
+	if b.maxWaiting < 0 || (b.maxWaiting > 0 && b.queue.len() >= b.maxWaiting) {
 		b.mu.Unlock()
 		return ErrBulkheadFull
 	}
-	w := &waiter{ready: make(chan struct{})}
-	b.waiters = append(b.waiters, w)
+	w := b.queue.push(flow, weight)
 	b.mu.Unlock()
 
 	var timeout <-chan time.Time
@@ -113,12 +138,7 @@ func (b *Bulkhead) abandon(w *waiter, err error) error {
 		b.grantLocked()
 		return err
 	}
-	for i, x := range b.waiters {
-		if x == w {
-			b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
-			break
-		}
-	}
+	b.queue.remove(w)
 	return err
 }
 
@@ -130,9 +150,9 @@ func (b *Bulkhead) TryAcquire() bool {
 	return b.admitLocked()
 }
 
-// Release gives back a slot taken by Acquire or TryAcquire, handing it to the
-// longest waiter if the limit allows. Releasing a slot that was not taken is
-// a bug in the caller and panics.
+// Release gives back a slot taken by Acquire, AcquireFlow or TryAcquire,
+// handing it to the next waiter if the limit allows. Releasing a slot that
+// was not taken is a bug in the caller and panics.
 func (b *Bulkhead) Release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -172,7 +192,7 @@ func (b *Bulkhead) InFlight() int {
 func (b *Bulkhead) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.waiters)
+	return b.queue.len()
 }
 
 // hasRoomLocked reports whether another call fits under the limit. It
@@ -180,22 +200,20 @@ func (b *Bulkhead) Waiting() int {
 func (b *Bulkhead) hasRoomLocked() bool { return b.limit == 0 || b.inFlight < b.limit }
 
 // admitLocked takes a slot for a caller that has not queued: only when there
-// is room and nobody is waiting (FIFO). It requires b.mu held.
+// is room and nobody is waiting. It requires b.mu held.
 func (b *Bulkhead) admitLocked() bool {
-	if len(b.waiters) > 0 || !b.hasRoomLocked() {
+	if b.queue.len() > 0 || !b.hasRoomLocked() {
 		return false
 	}
 	b.inFlight++
 	return true
 }
 
-// grantLocked hands free slots to waiters, oldest first. It requires b.mu
-// held.
+// grantLocked hands free slots to waiters in the fair queue's order. It
+// requires b.mu held.
 func (b *Bulkhead) grantLocked() {
-	for len(b.waiters) > 0 && b.hasRoomLocked() {
-		w := b.waiters[0]
-		b.waiters[0] = nil
-		b.waiters = b.waiters[1:]
+	for b.queue.len() > 0 && b.hasRoomLocked() {
+		w := b.queue.pop()
 		w.granted = true
 		b.inFlight++
 		close(w.ready)

@@ -11,8 +11,12 @@
 //     Allow for an immediate answer and the time until it would be allowed.
 //     SetLimits changes the rates live (adaptive pacing, config reloads) and
 //     Block pauses admission until a provider's Retry-After has passed.
-//   - Bulkhead admits at most N calls in flight, with a bounded FIFO queue of
-//     waiters, and refuses with ErrBulkheadFull when the queue is full.
+//   - Bulkhead admits at most N calls in flight, with a bounded queue of
+//     waiters, and refuses with ErrBulkheadFull when the queue is full. The
+//     queue is fair across flows (clients, tenants, API keys): AcquireFlow
+//     names the caller's flow and weight, and while several flows wait, each
+//     is served in proportion to its weight, FIFO within the flow. A flow
+//     back from a quiet spell is served promptly but banks no credit for it.
 //   - Adaptive is an AIMD controller for a Bulkhead's limit: it halves the
 //     limit on throttle and capacity signals, at most once per cooldown, and
 //     adds one after a run of successes.

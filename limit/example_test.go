@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
@@ -90,4 +91,48 @@ func ExampleBulkhead() {
 	// Output:
 	// false 1
 	// limit: bulkhead full
+}
+
+// Callers of two flows queue for one slot. The batch flow queued a burst of
+// six first, yet while both flows wait, chat, at weight 2, gets two slots to
+// batch's one; each flow is served in FIFO order.
+func ExampleBulkhead_AcquireFlow() {
+	ctx := context.Background()
+	b, _ := limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: 1})
+	_ = b.Acquire(ctx) // the slot is busy, so the callers below queue
+
+	served := make(chan string)
+	queue := func(flow string, weight float64, n int) {
+		for i := range n {
+			call := fmt.Sprintf("%s-%d", flow, i)
+			queued := b.Waiting()
+			go func() {
+				if b.AcquireFlow(ctx, flow, weight) == nil {
+					served <- call // it holds the slot until the next Release
+				}
+			}()
+			for b.Waiting() == queued { // queue in a known order
+				runtime.Gosched()
+			}
+		}
+	}
+	queue("batch", 1, 6)
+	queue("chat", 2, 4)
+
+	for range 10 {
+		b.Release() // the slot goes to the next caller in fair order
+		fmt.Println(<-served)
+	}
+	b.Release()
+	// Output:
+	// chat-0
+	// batch-0
+	// chat-1
+	// chat-2
+	// batch-1
+	// chat-3
+	// batch-2
+	// batch-3
+	// batch-4
+	// batch-5
 }
