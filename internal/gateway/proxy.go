@@ -133,6 +133,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), string(f.User)),
+			Flow:    x.client, Weight: x.weight(),
 		})
 		if x.stream {
 			x.serveStream(ctx)
@@ -140,6 +141,14 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			x.serve(ctx)
 		}
 	}
+}
+
+// weight returns the client's share of a saturated target.
+func (x *exchange) weight() float64 {
+	if x.clientRef == nil {
+		return 1
+	}
+	return x.clientRef.weight
 }
 
 // paced applies the client's own rpm/tpm: over them, a 429 with

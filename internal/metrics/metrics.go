@@ -221,6 +221,8 @@ var (
 		"Calls seen by a target's breaker, by outcome: allowed, rejected, succeeded, failed, ignored, dropped, slow.", []string{"target", "outcome"}, nil)
 	descLatency = prometheus.NewDesc("fusebox_target_latency_seconds",
 		"Moving average of a target's answer time.", []string{"target"}, nil)
+	descQueued = prometheus.NewDesc("fusebox_target_queued_requests",
+		"Requests waiting for a slot under a target's concurrency limit (max_in_flight).", []string{"target"}, nil)
 	descErrRate = prometheus.NewDesc("fusebox_target_error_ratio",
 		"Moving average of the share of a target's recent attempts that failed.", []string{"target"}, nil)
 )
@@ -233,6 +235,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCalls
 	ch <- descLatency
 	ch <- descErrRate
+	ch <- descQueued
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -256,5 +259,6 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		h := t.Health()
 		ch <- prometheus.MustNewConstMetric(descLatency, prometheus.GaugeValue, h.Latency.Seconds(), t.Name)
 		ch <- prometheus.MustNewConstMetric(descErrRate, prometheus.GaugeValue, h.ErrorRate, t.Name)
+		ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(t.Queued()), t.Name)
 	}
 }

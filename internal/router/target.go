@@ -41,6 +41,15 @@ func (t *Target) Breaker() *breaker.Breaker { return t.breaker }
 // Health returns the target's recent figures.
 func (t *Target) Health() Health { return t.health.snapshot() }
 
+// Queued returns the number of requests waiting for a slot under the
+// target's concurrency limit.
+func (t *Target) Queued() int {
+	if t.bulk == nil {
+		return 0
+	}
+	return t.bulk.Waiting()
+}
+
 // ObserveTTFB records the time to a streamed answer's first content.
 func (t *Target) ObserveTTFB(d time.Duration) { t.health.observeTTFB(d) }
 

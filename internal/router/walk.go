@@ -40,6 +40,11 @@ type Request struct {
 	// Session, if set, is a conversation's hint (x-fusebox-session or the
 	// request's user): the target that last served it is tried first.
 	Session string
+	// Flow names the caller (a client key) and Weight its share: when a
+	// target is at its concurrency limit, the requests waiting for it are
+	// served by weighted fair queueing across flows. Weight 0 counts as 1.
+	Flow   string
+	Weight float64
 }
 
 // Walk is one request's way down an alias's ladder. It is not safe for
@@ -216,7 +221,7 @@ func (w *Walk) admit(ctx context.Context, t *Target) (reason string, until int64
 		}
 	}
 	if t.bulk != nil {
-		if err := t.bulk.Acquire(ctx); err != nil {
+		if err := t.bulk.AcquireFlow(ctx, w.req.Flow, w.req.Weight); err != nil {
 			return "at its concurrency limit", 0, false
 		}
 	}
