@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/gateway"
@@ -57,26 +59,31 @@ func BenchmarkHandlerParallel(b *testing.B) {
 
 func benchDirect(b *testing.B, stream bool) {
 	body := requestBody("m", stream)
-	rt := instantUpstream{}
 	b.ReportAllocs()
 	for b.Loop() {
-		req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rec := httptest.NewRecorder()
-		io.Copy(rec, resp.Body)
-		resp.Body.Close()
-		if err := checkAnswer(resp.StatusCode, rec.Body.Bytes(), stream); err != nil {
+		if err := directOnce(body, stream); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// directOnce sends one chat request to instantUpstream itself and reads
+// the answer as serveOnce does.
+func directOnce(body []byte, stream bool) error {
+	req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := instantUpstream{}.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	rec := httptest.NewRecorder()
+	io.Copy(rec, resp.Body)
+	resp.Body.Close()
+	return checkAnswer(resp.StatusCode, rec.Body.Bytes(), stream)
 }
 
 func benchFusebox(b *testing.B, stream bool) {
@@ -91,18 +98,149 @@ func benchFusebox(b *testing.B, stream bool) {
 }
 
 // newHandler builds the gateway in process with the load run's config,
-// its upstream reached through instantUpstream.
+// its upstream reached through instantUpstream, with its metrics and its
+// JSON access log (encoded, then discarded).
 func newHandler(b *testing.B) http.Handler {
+	return newHandlerWith(b, true, true)
+}
+
+// newHandlerWith is newHandler with metrics and the access log each on or
+// off; off, the log's handler drops records before encoding them.
+func newHandlerWith(b *testing.B, metrics, logs bool) http.Handler {
+	return newGateway(b, "http://upstream.invalid/v1", instantUpstream{}, metrics, logs)
+}
+
+// newGateway builds the gateway in process in front of upstream, reached
+// through transport (nil: the gateway's own), with metrics and the access
+// log each on or off.
+func newGateway(b *testing.B, upstream string, transport http.RoundTripper, metrics, logs bool) http.Handler {
 	b.Helper()
-	cfg, err := config.Parse("gatewayload.yaml", []byte(fuseboxConfig(8080, "http://upstream.invalid/v1")), nil)
+	cfg, err := config.Parse("gatewayload.yaml", []byte(fuseboxConfig(8080, upstream)), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := gateway.New(gateway.Options{Config: cfg, Transport: instantUpstream{}})
+	log := slog.New(slog.DiscardHandler)
+	if logs {
+		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	srv, err := gateway.New(gateway.Options{Config: cfg, Transport: transport, Logger: log, NoMetrics: !metrics})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return srv.Handler()
+}
+
+// BenchmarkTelemetry measures what the metrics and the access log add to
+// the gateway's per-request overhead. Each iteration sends one request
+// directly and one through each of four gateways (bare, metrics only, log
+// only, both), timing each, so drift on a shared machine hits all of them
+// alike. It reports the mean time of each per request and
+// telemetry-% = (both − bare) / (both − direct): the share of the
+// gateway's overhead that is metrics and logging.
+//
+// The inproc sub-benchmarks call the handler with no network, as
+// BenchmarkHandler does, so the overhead is the handler's own work; the
+// loopback ones go over HTTP on loopback (client, gateway and upstream in
+// this process, the gateway with its own upstream transport), so the
+// overhead is what a gateway hop costs a request in service.
+func BenchmarkTelemetry(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		mode := "json"
+		if stream {
+			mode = "stream"
+		}
+		b.Run("inproc/"+mode, func(b *testing.B) {
+			send := func(h http.Handler) func(body []byte) error {
+				return func(body []byte) error { return serveOnce(h, body, stream) }
+			}
+			benchTelemetry(b, stream, func(body []byte) error { return directOnce(body, stream) }, func(metrics, logs bool) func([]byte) error {
+				return send(newHandlerWith(b, metrics, logs))
+			})
+		})
+		b.Run("loopback/"+mode, func(b *testing.B) {
+			up, err := startUpstream()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer up.close()
+			client := newClient(8)
+			defer client.CloseIdleConnections()
+			post := func(url string) func([]byte) error {
+				return func(body []byte) error { return postOnce(client, url, body, stream) }
+			}
+			var servers []*httptest.Server
+			defer func() {
+				for _, s := range servers {
+					s.Close()
+				}
+			}()
+			benchTelemetry(b, stream, post(up.baseURL()+"/chat/completions"), func(metrics, logs bool) func([]byte) error {
+				s := httptest.NewServer(newGateway(b, up.baseURL(), nil, metrics, logs))
+				servers = append(servers, s)
+				return post(s.URL + "/v1/chat/completions")
+			})
+		})
+	}
+}
+
+// benchTelemetry runs BenchmarkTelemetry's interleaved loop: direct sends
+// straight to the upstream, gateway builds a sender through a gateway with
+// metrics and logs on or off.
+func benchTelemetry(b *testing.B, stream bool, direct func([]byte) error, gateway func(metrics, logs bool) func([]byte) error) {
+	variants := []struct {
+		name string
+		send func([]byte) error
+		sum  time.Duration
+	}{
+		{name: "bare", send: gateway(false, false)},
+		{name: "metrics", send: gateway(true, false)},
+		{name: "logs", send: gateway(false, true)},
+		{name: "both", send: gateway(true, true)},
+	}
+	body, directBody := requestBody("fast", stream), requestBody("m", stream)
+	var directSum time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if err := direct(directBody); err != nil {
+			b.Fatal(err)
+		}
+		directSum += time.Since(start)
+		for i := range variants {
+			start := time.Now()
+			if err := variants[i].send(body); err != nil {
+				b.Fatal(err)
+			}
+			variants[i].sum += time.Since(start)
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
+	for _, v := range variants {
+		b.ReportMetric(per(v.sum), v.name+"-ns/req")
+	}
+	b.ReportMetric(per(directSum), "direct-ns/req")
+	both, bare := per(variants[3].sum), per(variants[0].sum)
+	b.ReportMetric(100*(both-bare)/(both-per(directSum)), "telemetry-%")
+}
+
+// postOnce sends one chat request over HTTP and checks the answer.
+func postOnce(c *http.Client, url string, body []byte, stream bool) error {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return checkAnswer(resp.StatusCode, got, stream)
 }
 
 // serveOnce sends one chat request through h and checks the answer, so a

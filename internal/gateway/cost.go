@@ -20,22 +20,160 @@ type usage struct {
 }
 
 // usageOf finds the "usage" object of an answer or a stream chunk without
-// decoding the rest; nil if there is none.
+// decoding the rest; nil if there is none. The counts are read straight
+// from the object's members; anything unusual (an escaped key, a count that
+// is not a plain integer) sends the object through encoding/json instead,
+// so the two readings agree.
 func usageOf(body []byte) *usage {
 	i := bytes.LastIndex(body, []byte(`"usage"`))
 	if i < 0 {
 		return nil
 	}
-	j := bytes.IndexByte(body[i:], '{')
-	if j < 0 {
+	rest := trimSpace(body[i+len(`"usage"`):])
+	if len(rest) == 0 || rest[0] != ':' {
 		return nil
 	}
+	rest = trimSpace(rest[1:])
+	end := valueEnd(rest)
+	if end < 0 || rest[0] != '{' {
+		return nil
+	}
+	obj := rest[:end]
 	var u usage
-	if json.NewDecoder(bytes.NewReader(body[i+j:])).Decode(&u) != nil {
+	// Keys match without regard to case, and a later member wins, as in
+	// encoding/json.
+	ok := members(obj, func(key, v []byte) bool {
+		switch {
+		case bytes.EqualFold(key, []byte("prompt_tokens")):
+			return count(v, &u.PromptTokens)
+		case bytes.EqualFold(key, []byte("completion_tokens")):
+			return count(v, &u.CompletionTokens)
+		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
+			if v[0] != '{' {
+				return string(v) == "null"
+			}
+			return members(v, func(key, v []byte) bool {
+				if bytes.EqualFold(key, []byte("cached_tokens")) {
+					return count(v, &u.PromptTokensDetails.CachedTokens)
+				}
+				return true
+			})
+		}
+		return true
+	})
+	if ok {
+		return &u
+	}
+	u = usage{}
+	if json.Unmarshal(obj, &u) != nil {
 		return nil
 	}
 	return &u
 }
+
+// members calls f with each member of the JSON object obj, in order; it
+// reports false, stopping, when f does or when obj holds what it does not
+// read simply (an escaped key).
+func members(obj []byte, f func(key, value []byte) bool) bool {
+	b := trimSpace(obj[1:])
+	for len(b) > 0 && b[0] != '}' {
+		if b[0] != '"' {
+			return false
+		}
+		k := bytes.IndexByte(b[1:], '"')
+		if k < 0 || bytes.IndexByte(b[1:1+k], '\\') >= 0 {
+			return false
+		}
+		key := b[1 : 1+k]
+		b = trimSpace(b[2+k:])
+		if len(b) == 0 || b[0] != ':' {
+			return false
+		}
+		b = trimSpace(b[1:])
+		n := valueEnd(b)
+		if n < 0 || !f(key, b[:n]) {
+			return false
+		}
+		b = trimSpace(b[n:])
+		switch {
+		case len(b) > 0 && b[0] == ',':
+			b = trimSpace(b[1:])
+		case len(b) == 0 || b[0] != '}':
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// count sets *n from a JSON value: a plain integer, or null (which leaves
+// it as it is, as encoding/json does). Anything else reports false.
+func count(v []byte, n *int) bool {
+	if string(v) == "null" {
+		return true
+	}
+	if len(v) == 0 || len(v) > 15 {
+		return false
+	}
+	x := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+		x = x*10 + int(c-'0')
+	}
+	*n = x
+	return true
+}
+
+// valueEnd returns the length of the JSON value at the start of b, or -1
+// if b does not start with a whole one. Strings, objects and arrays are
+// matched to their end; other values run to the next delimiter.
+func valueEnd(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	switch b[0] {
+	case '"', '{', '[':
+	default:
+		for i, c := range b {
+			switch c {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				if i == 0 {
+					return -1
+				}
+				return i
+			}
+		}
+		return len(b)
+	}
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+func trimSpace(b []byte) []byte { return bytes.TrimLeft(b, " \t\r\n") }
 
 // account prices an answer's usage at its target's price for the alias,
 // counts tokens and cost per target and client, and, while headers can
@@ -45,7 +183,7 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 		return
 	}
 	cost := x.alias.Price(a.Target).Cost(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens)
-	x.cost = cost
+	x.cost, x.tokensIn, x.tokensOut = cost, u.PromptTokens, u.CompletionTokens
 	if c := x.clientRef; c != nil && c.budget != nil {
 		c.budget.spend(cost)
 	}

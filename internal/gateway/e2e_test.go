@@ -522,7 +522,8 @@ func TestReadyAdminAndAccessLog(t *testing.T) {
 	}
 	eventually(t, "the request's log line", func() bool { return strings.Contains(logsString(&logs, &logMu), `"client":"web"`) })
 	l := logsString(&logs, &logMu)
-	if !strings.Contains(l, `"client":"web"`) || !strings.Contains(l, `"target":"primary/gpt-4.1"`) || !strings.Contains(l, `"action":"force-open"`) {
+	if !strings.Contains(l, `"client":"web"`) || !strings.Contains(l, `"target":"primary/gpt-4.1"`) || !strings.Contains(l, `"action":"force-open"`) ||
+		!strings.Contains(l, `"tokens_in":3,"tokens_out":3,"cost_usd":0.00003`) {
 		t.Fatalf("log lacks the request or the admin action:\n%s", l)
 	}
 	for _, secret := range []string{"client-secret-1", "adm\"", "pk1", "sk1"} {

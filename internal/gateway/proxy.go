@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,8 +44,10 @@ type exchange struct {
 	// key: its answer is kept for replays.
 	idemKey string
 	idemRec *idemRecord
-	// cost is the answer's price in USD, once known.
-	cost float64
+	// cost is the answer's price in USD, once known; tokensIn and
+	// tokensOut its usage.
+	cost                float64
+	tokensIn, tokensOut int
 }
 
 // error writes an error in the client's API's shape.
@@ -184,10 +187,19 @@ func (x *exchange) finish(w *recorder) {
 	if x.walk != nil {
 		attempts = x.walk.Attempts
 	}
+	ctx := x.r.Context()
+	if !x.s.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
 	h := w.Header()
-	x.s.log.Info("request", "id", x.id, "client", x.client, "path", x.r.URL.Path, "model", model,
-		"stream", x.stream, "status", w.code(), "target", h.Get("X-Fusebox-Target"), "attempts", attempts,
-		"tried", h.Get("X-Fusebox-Tried"), "cache", h.Get("X-Fusebox-Cache"), "cost_usd", x.cost, "duration", d.String())
+	// Typed attributes: no boxing, no argument slice to build.
+	x.s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
+		slog.String("model", model), slog.Bool("stream", x.stream), slog.Int("status", w.code()),
+		slog.String("target", h.Get("X-Fusebox-Target")), slog.Int("attempts", attempts),
+		slog.String("tried", h.Get("X-Fusebox-Tried")), slog.String("cache", h.Get("X-Fusebox-Cache")),
+		slog.Int("tokens_in", x.tokensIn), slog.Int("tokens_out", x.tokensOut),
+		slog.Float64("cost_usd", x.cost), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 }
 
 // validate checks the body is a JSON object with what the operation needs,

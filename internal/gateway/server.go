@@ -40,6 +40,9 @@ type Options struct {
 	// OnTransition, if set, is told of every breaker state change (the
 	// demo prints them).
 	OnTransition func(breaker.Transition)
+	// NoMetrics leaves the Prometheus metrics out (GET /metrics answers
+	// 404). The benchmarks use it to measure what the metrics cost.
+	NoMetrics bool
 }
 
 // Server is the gateway. It is safe for concurrent use.
@@ -67,8 +70,11 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: o, metrics: metrics.New(), log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
+	s := &Server{opts: o, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
+	if !o.NoMetrics {
+		s.metrics = metrics.New()
+	}
 	st, err := s.buildState(o.Config, nil)
 	if err != nil {
 		return nil, err

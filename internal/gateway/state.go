@@ -48,7 +48,9 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	if on := s.opts.OnTransition; on != nil {
 		record := spec.OnTransition
 		spec.OnTransition = func(t breaker.Transition) {
-			record(t)
+			if record != nil {
+				record(t)
+			}
 			on(t)
 		}
 	}

@@ -36,8 +36,10 @@ type Metrics struct {
 	cacheResults                           *prometheus.CounterVec
 	tokens, cost, clientTokens, clientCost *prometheus.CounterVec
 
-	// bound caches the per-target children, made on first use.
-	bound sync.Map // *router.Target → *targetMetrics
+	// bound caches the per-target children, made on first use; answered
+	// the per-(model, code) ones.
+	bound    sync.Map // *router.Target → *targetMetrics
+	answered sync.Map // answerKey → *answerMetrics
 }
 
 type targetMetrics struct {
@@ -52,6 +54,9 @@ type targetMetrics struct {
 var latencyBuckets = []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80, 160}
 
 // New returns the gateway's metrics, with Go runtime and process metrics.
+//
+// A nil *Metrics is valid and records nothing; its Handler answers 404.
+// The gateway uses one to measure what its metrics cost.
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
@@ -101,6 +106,9 @@ func New() *Metrics {
 
 // Hooks sets the router hooks that feed the metrics.
 func (m *Metrics) Hooks(s *router.Spec) {
+	if m == nil {
+		return
+	}
 	s.OnAttempt = m.attempt
 	s.OnSkip = func(t *router.Target, reason string) { m.skips.WithLabelValues(t.Name, reason).Inc() }
 	s.OnTransition = func(t breaker.Transition) {
@@ -110,7 +118,11 @@ func (m *Metrics) Hooks(s *router.Spec) {
 
 // Watch registers the collector that reads the targets of the router in
 // force at scrape time; r returns it (a reload replaces it).
-func (m *Metrics) Watch(r func() *router.Router) { m.reg.MustRegister(&stateCollector{r: r}) }
+func (m *Metrics) Watch(r func() *router.Router) {
+	if m != nil {
+		m.reg.MustRegister(&stateCollector{r: r})
+	}
+}
 
 // BudgetLeft is what a client may still spend, in USD; NaN for a period
 // without a limit.
@@ -122,6 +134,9 @@ type BudgetLeft struct {
 // WatchBudgets registers the gauge of each client's remaining budget, read
 // at scrape time from left.
 func (m *Metrics) WatchBudgets(left func() []BudgetLeft) {
+	if m == nil {
+		return
+	}
 	m.reg.MustRegister(budgetCollector(left))
 }
 
@@ -174,6 +189,9 @@ func (m *Metrics) attempt(e router.AttemptEvent) {
 // Usage records an answer's tokens and cost for its target and client
 // (the client's name, "" with no client keys).
 func (m *Metrics) Usage(t *router.Target, client string, in, out int, cost float64) {
+	if m == nil {
+		return
+	}
 	tm := m.target(t)
 	tm.tokensIn.Add(float64(in))
 	tm.tokensOut.Add(float64(out))
@@ -184,20 +202,56 @@ func (m *Metrics) Usage(t *router.Target, client string, in, out int, cost float
 }
 
 // TTFB records a streamed answer's time to first content.
-func (m *Metrics) TTFB(t *router.Target, d time.Duration) { m.target(t).ttfb.Observe(d.Seconds()) }
+func (m *Metrics) TTFB(t *router.Target, d time.Duration) {
+	if m != nil {
+		m.target(t).ttfb.Observe(d.Seconds())
+	}
+}
 
 // Request records an answered client request.
 func (m *Metrics) Request(model string, code int, d time.Duration) {
-	m.requests.WithLabelValues(model, strconv.Itoa(code)).Inc()
-	m.reqDuration.WithLabelValues(model).Observe(d.Seconds())
+	if m == nil {
+		return
+	}
+	k := answerKey{model, code}
+	am, ok := m.answered.Load(k)
+	if !ok {
+		am, _ = m.answered.LoadOrStore(k, &answerMetrics{
+			requests: m.requests.WithLabelValues(model, strconv.Itoa(code)),
+			duration: m.reqDuration.WithLabelValues(model),
+		})
+	}
+	a := am.(*answerMetrics)
+	a.requests.Inc()
+	a.duration.Observe(d.Seconds())
+}
+
+// answerKey and answerMetrics cache the children of the request metrics,
+// so an answer costs no label hashing. Models are the configured aliases
+// and provider/model names, codes a few dozen: the cache stays small.
+type answerKey struct {
+	model string
+	code  int
+}
+
+type answerMetrics struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // Cache records a response-cache result for a request to model.
-func (m *Metrics) Cache(model, result string) { m.cacheResults.WithLabelValues(model, result).Inc() }
+func (m *Metrics) Cache(model, result string) {
+	if m != nil {
+		m.cacheResults.WithLabelValues(model, result).Inc()
+	}
+}
 
 // WatchCaches registers gauges of the entries and bytes held by the
 // response caches, read at scrape time from stats.
 func (m *Metrics) WatchCaches(stats func() (entries, bytes int64)) {
+	if m == nil {
+		return
+	}
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fusebox_cache_entries", Help: "Answers held by the response caches."},
 			func() float64 { e, _ := stats(); return float64(e) }),
@@ -208,6 +262,9 @@ func (m *Metrics) WatchCaches(stats func() (entries, bytes int64)) {
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
