@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"strconv"
 	"time"
@@ -8,16 +9,21 @@ import (
 
 // The built-in defaults for fields a file leaves out.
 const (
-	DefaultListen           = "127.0.0.1:8080"
-	DefaultState            = "memory"
-	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
-	DefaultAnthropicBaseURL = "https://api.anthropic.com"
-	DefaultStrategy         = Fallback
-	DefaultWeight           = 1
-	DefaultConnectTimeout   = 5 * time.Second
-	DefaultTTFBTimeout      = 60 * time.Second
-	DefaultIdleTimeout      = 30 * time.Second
-	DefaultTotalTimeout     = 10 * time.Minute
+	DefaultListen = "127.0.0.1:8080"
+	// The server block's defaults.
+	DefaultMaxBodyBytes      = 16 << 20
+	DefaultBodyTimeout       = 60 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleConnTimeout   = 120 * time.Second
+	DefaultState             = "memory"
+	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL  = "https://api.anthropic.com"
+	DefaultStrategy          = Fallback
+	DefaultWeight            = 1
+	DefaultConnectTimeout    = 5 * time.Second
+	DefaultTTFBTimeout       = 60 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultTotalTimeout      = 10 * time.Minute
 )
 
 // defaultBaseURL returns the API root of a provider type; "" for an unknown
@@ -43,6 +49,11 @@ func (c *Config) setDefaults() {
 	if c.State == "" {
 		c.State = DefaultState
 	}
+	srv := &c.Server
+	srv.MaxBodyBytes = cmp.Or(srv.MaxBodyBytes, DefaultMaxBodyBytes)
+	srv.BodyTimeout = cmp.Or(srv.BodyTimeout, DefaultBodyTimeout)
+	srv.ReadHeaderTimeout = cmp.Or(srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	srv.IdleTimeout = cmp.Or(srv.IdleTimeout, DefaultIdleConnTimeout)
 	for i := range c.Clients {
 		if p := "clients[" + strconv.Itoa(i) + "]"; !l.has(p + ".weight") {
 			c.Clients[i].Weight = DefaultWeight

@@ -39,6 +39,11 @@
 //	    overrides:                     # verdict kinds: outage throttle capacity auth quota client_error canceled success
 //	      status: {429: outage}
 //	      code: {queue_full: outage}
+//	server:                            # against slow or oversized clients; 0 = default
+//	  max_body_bytes: 16777216         # larger bodies get a 413; default 16 MiB
+//	  body_timeout: 60s                # reading a request body; slower gets a 408
+//	  read_header_timeout: 10s         # restart to change
+//	  idle_timeout: 120s               # keep-alive connections; restart to change
 //	defaults:                          # inherited field by field by every alias
 //	  breaker: {consecutive: 5, open: 30s}
 //	  retry: {attempts: 3, base: 100ms, max: 10s}

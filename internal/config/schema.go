@@ -36,6 +36,8 @@ type Config struct {
 	// Idempotency sets how long answers to requests with an
 	// Idempotency-Key are kept for replay.
 	Idempotency Idempotency `yaml:"idempotency"`
+	// Server bounds what one client connection may cost the gateway.
+	Server Server `yaml:"server"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -218,6 +220,24 @@ type Model struct {
 	// Degraded is the answer given when no target and no cached answer can
 	// serve. Off unless content or message is set.
 	Degraded Degraded `yaml:"degraded"`
+}
+
+// Server bounds client connections and requests, against slow or
+// oversized clients.
+type Server struct {
+	// MaxBodyBytes is the largest request body accepted; a larger one gets
+	// a 413. Default: 16777216 (16 MiB).
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// BodyTimeout bounds reading a request's body; a client slower than
+	// that gets a 408. It does not bound the answer, which may stream for
+	// minutes. Default: 60s.
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// ReadHeaderTimeout bounds reading a request's headers. Default: 10s.
+	// A reload does not change it; restart for that.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// IdleTimeout closes a keep-alive connection idle for longer.
+	// Default: 120s. A reload does not change it; restart for that.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // Idempotency configures replays of requests that carry an

@@ -67,6 +67,7 @@ func (c *Config) validate(r *report) {
 	}
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
 	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
+	negatives(r, "server", reflect.ValueOf(c.Server))
 }
 
 // place says where a field is, "on line N", for "first …" messages.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,15 +76,8 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		if !ok {
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				x.error(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
-					"Request body too large: the limit is "+strconv.FormatInt(s.maxBody, 10)+" bytes.")
-				return
-			}
-			x.badRequest("", "Could not read the request body: "+err.Error())
+		body, ok := x.readBody()
+		if !ok {
 			return
 		}
 		if messages {
@@ -92,6 +86,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				return
 			}
 			x.native = body
+			var err error
 			if body, err = anthropic.FromMessagesRequest(body); err != nil {
 				x.badRequest("", err.Error())
 				return
@@ -144,6 +139,36 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			x.serve(ctx)
 		}
 	}
+}
+
+// readBody reads the request body within the server block's size and
+// time limits: 413 past the size, 408 past the time, each in the API's
+// error shape. The time limit is a read deadline on the connection, lifted
+// once the body is in, so the answer may take as long as it needs.
+func (x *exchange) readBody() ([]byte, bool) {
+	limits := x.st.cfg.Server
+	rc := http.NewResponseController(x.w)
+	deadline := rc.SetReadDeadline(time.Now().Add(limits.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)))
+	if deadline {
+		rc.SetReadDeadline(time.Time{})
+	}
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return body, true
+	case errors.As(err, &mbe):
+		x.error(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
+			"Request body too large: the limit is "+strconv.Itoa(limits.MaxBodyBytes)+" bytes.")
+	case errors.As(err, &ne) && ne.Timeout():
+		x.w.Header().Set("Connection", "close")
+		x.error(http.StatusRequestTimeout, "invalid_request_error", "request_timeout", "",
+			"The request body did not arrive within "+limits.BodyTimeout.String()+".")
+	default:
+		x.badRequest("", "Could not read the request body: "+err.Error())
+	}
+	return nil, false
 }
 
 // weight returns the client's share of a saturated target.

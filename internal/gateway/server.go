@@ -35,8 +35,6 @@ type Options struct {
 	// Transport, if set, is used by every upstream adapter instead of
 	// its own (tests use it to reach httptest servers).
 	Transport http.RoundTripper
-	// MaxBody is the largest request body accepted. 0: 16 MiB.
-	MaxBody int64
 	// OnTransition, if set, is told of every breaker state change (the
 	// demo prints them).
 	OnTransition func(breaker.Transition)
@@ -51,7 +49,6 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	clk     clock.Clock
-	maxBody int64
 	mux     *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
 	readers sync.Pool
@@ -70,7 +67,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: o, log: log, clk: clock.Or(o.Clock), maxBody: o.MaxBody,
+	s := &Server{opts: o, log: log, clk: clock.Or(o.Clock),
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
 	if !o.NoMetrics {
 		s.metrics = metrics.New()
@@ -89,9 +86,6 @@ func New(o Options) (*Server, error) {
 		return entries, bytes
 	})
 	s.metrics.WatchBudgets(s.budgetsLeft)
-	if s.maxBody == 0 {
-		s.maxBody = 16 << 20
-	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
@@ -209,10 +203,11 @@ func requestID(r *http.Request) string {
 // shuts down gracefully, waiting up to drain for requests and streams in
 // flight.
 func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	limits := s.state().cfg.Server
 	srv := &http.Server{
 		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		IdleTimeout:       limits.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)

@@ -154,6 +154,9 @@ func (s *Server) Reload() (ReloadResult, error) {
 	if cfg.Listen != prev.cfg.Listen {
 		res.Warnings = append(res.Warnings, "listen changed from "+prev.cfg.Listen+" to "+cfg.Listen+"; it takes effect after a restart")
 	}
+	if o, n := prev.cfg.Server, cfg.Server; o.ReadHeaderTimeout != n.ReadHeaderTimeout || o.IdleTimeout != n.IdleTimeout {
+		res.Warnings = append(res.Warnings, "server.read_header_timeout and server.idle_timeout take effect after a restart")
+	}
 	if config.Fingerprint(cfg.Idempotency) != config.Fingerprint(prev.cfg.Idempotency) {
 		s.idem.configure(cfg.Idempotency)
 	}
