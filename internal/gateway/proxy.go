@@ -212,19 +212,21 @@ func (x *exchange) finish(w *recorder) {
 	if x.walk != nil {
 		attempts = x.walk.Attempts
 	}
-	ctx := x.r.Context()
-	if !x.s.log.Enabled(ctx, slog.LevelInfo) {
+	ctx, lh := x.r.Context(), x.s.log.Handler()
+	if !lh.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
 	h := w.Header()
-	// Typed attributes: no boxing, no argument slice to build.
-	x.s.log.LogAttrs(ctx, slog.LevelInfo, "request",
-		slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
+	// Straight to the handler, with typed attributes: no caller lookup,
+	// no boxing, no argument slice to build.
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec.AddAttrs(slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
 		slog.String("model", model), slog.Bool("stream", x.stream), slog.Int("status", w.code()),
 		slog.String("target", h.Get("X-Fusebox-Target")), slog.Int("attempts", attempts),
 		slog.String("tried", h.Get("X-Fusebox-Tried")), slog.String("cache", h.Get("X-Fusebox-Cache")),
 		slog.Int("tokens_in", x.tokensIn), slog.Int("tokens_out", x.tokensOut),
 		slog.Float64("cost_usd", x.cost), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+	lh.Handle(ctx, rec)
 }
 
 // validate checks the body is a JSON object with what the operation needs,
