@@ -429,6 +429,64 @@ func TestMetrics(t *testing.T) {
 		`fusebox_breaker_transitions_total{from="closed",target="primary/gpt-4.1",to="open"} 1`,
 		`fusebox_target_skips_total{reason="breaker open",target="primary/gpt-4.1"} 1`,
 		`fusebox_requests_total{code="200",model="smart"} 4`,
+		`fusebox_client_requests_total{client="",code="200"} 4`,
+		`fusebox_failovers_total{target="primary/gpt-4.1",verdict="outage"} 3`,
+		`fusebox_target_in_flight{target="primary/gpt-4.1"} 0`,
+		`fusebox_target_in_flight{target="secondary/deepseek-chat"} 0`,
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Retries on the same target and waits at a target's limits are counted;
+// a request in flight shows in the in-flight gauge until it ends.
+func TestMetricsRetriesLimitsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		switch n {
+		case 1:
+			status(503, "server_error")(w, r, n)
+		case 3:
+			<-release
+			chatOK("slow")(w, r, n)
+		default:
+			chatOK("primary")(w, r, n)
+		}
+	})
+	_, gw := gateway(t, nil, `
+clients:
+  - {name: web, key: kw}
+providers:
+  p: {type: openai, base_url: "%s", keys: [k], limits: {max_in_flight: 4}}
+models:
+  - name: m
+    targets: [{provider: p, model: x}]
+    retry: {attempts: 2, base: 1ms, max: 1ms}
+`, p)
+	c := newClient(gw.URL, option.WithAPIKey("kw"))
+	if got, err := c.Chat.Completions.New(t.Context(), params("m")); err != nil || text(got) != "hello from primary" {
+		t.Fatalf("%q %v", text(got), err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Chat.Completions.New(context.Background(), params("m"))
+	}()
+	eventually(t, "the slow call in flight", func() bool {
+		return strings.Contains(scrape(t, gw.URL), `fusebox_target_in_flight{target="p/x"} 1`)
+	})
+	close(release)
+	<-done
+	eventually(t, "the slow call's end", func() bool {
+		return strings.Contains(scrape(t, gw.URL), `fusebox_client_requests_total{client="web",code="200"} 2`)
+	})
+	b := scrape(t, gw.URL)
+	for _, want := range []string{
+		`fusebox_retries_total{target="p/x"} 1`,
+		`fusebox_limiter_wait_seconds_count{target="p/x"} 3`,
+		`fusebox_target_in_flight{target="p/x"} 0`,
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -206,8 +206,8 @@ func (x *exchange) finish(w *recorder) {
 	model := ""
 	if x.alias != nil {
 		model = x.alias.Name
-		x.s.metrics.Request(model, w.code(), d)
 	}
+	x.s.metrics.Request(model, x.client, w.code(), d)
 	attempts := 0
 	if x.walk != nil {
 		attempts = x.walk.Attempts

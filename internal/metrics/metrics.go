@@ -35,6 +35,8 @@ type Metrics struct {
 	transitions                            *prometheus.CounterVec
 	cacheResults                           *prometheus.CounterVec
 	tokens, cost, clientTokens, clientCost *prometheus.CounterVec
+	retries, failovers, clientRequests     *prometheus.CounterVec
+	limiterWait                            *prometheus.HistogramVec
 
 	// bound caches the per-target children, made on first use; answered
 	// the per-(model, code) ones.
@@ -44,10 +46,16 @@ type Metrics struct {
 
 type targetMetrics struct {
 	tokensIn, tokensOut, cost prometheus.Counter
-	attempts                  [aierr.Canceled + 1]prometheus.Counter
+	retries                   prometheus.Counter
+	attempts, failovers       [aierr.Canceled + 1]prometheus.Counter
 	duration                  prometheus.Observer
 	ttfb                      prometheus.Observer
+	limiterWait               prometheus.Observer
 }
+
+// Buckets for waits at a target's limits: from a millisecond to the
+// longest max_wait anyone sets.
+var waitBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // Buckets for upstream latencies: LLM calls take from tens of milliseconds
 // to minutes.
@@ -98,7 +106,21 @@ func New() *Metrics {
 	m.clientCost = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fusebox_client_cost_usd_total", Help: "Cost of answered calls in USD, by client key name.",
 	}, []string{"client"})
-	m.reg.MustRegister(m.cacheResults, m.tokens, m.cost, m.clientTokens, m.clientCost)
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_retries_total", Help: "Upstream attempts that repeated the one before on the same target, by target.",
+	}, []string{"target"})
+	m.failovers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_failovers_total", Help: "Failed attempts after which the request went on to the next target, by target failed and verdict.",
+	}, []string{"target", "verdict"})
+	m.limiterWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "fusebox_limiter_wait_seconds", Help: "Time an attempt waited for its target's rate and concurrency limits, by target (targets with limits only).",
+		Buckets: waitBuckets,
+	}, []string{"target"})
+	m.clientRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_client_requests_total", Help: "Client requests answered, by client key name and HTTP status code.",
+	}, []string{"client", "code"})
+	m.reg.MustRegister(m.cacheResults, m.tokens, m.cost, m.clientTokens, m.clientCost,
+		m.retries, m.failovers, m.limiterWait, m.clientRequests)
 	m.reg.MustRegister(m.requests, m.reqDuration, m.attempts, m.attDuration, m.ttfb, m.skips, m.transitions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -111,6 +133,11 @@ func (m *Metrics) Hooks(s *router.Spec) {
 	}
 	s.OnAttempt = m.attempt
 	s.OnSkip = func(t *router.Target, reason string) { m.skips.WithLabelValues(t.Name, reason).Inc() }
+	s.OnFailover = func(t *router.Target, v aierr.Verdict) {
+		if tm := m.target(t); int(v.Kind) < len(tm.failovers) {
+			tm.failovers[v.Kind].Inc()
+		}
+	}
 	s.OnTransition = func(t breaker.Transition) {
 		m.transitions.WithLabelValues(t.Name, t.From.String(), t.To.String()).Inc()
 	}
@@ -168,9 +195,14 @@ func (m *Metrics) target(t *router.Target) *targetMetrics {
 		cost:      m.cost.WithLabelValues(t.Name),
 		duration:  m.attDuration.WithLabelValues(t.Name),
 		ttfb:      m.ttfb.WithLabelValues(t.Name),
+		retries:   m.retries.WithLabelValues(t.Name),
+	}
+	if t.Limited() {
+		tm.limiterWait = m.limiterWait.WithLabelValues(t.Name)
 	}
 	for k := range tm.attempts {
 		tm.attempts[k] = m.attempts.WithLabelValues(t.Name, aierr.Kind(k).String())
+		tm.failovers[k] = m.failovers.WithLabelValues(t.Name, aierr.Kind(k).String())
 	}
 	actual, _ := m.bound.LoadOrStore(t, tm)
 	return actual.(*targetMetrics)
@@ -183,6 +215,12 @@ func (m *Metrics) attempt(e router.AttemptEvent) {
 	}
 	if e.Verdict.Kind != aierr.Canceled {
 		tm.duration.Observe(e.Duration.Seconds())
+	}
+	if e.Retry {
+		tm.retries.Inc()
+	}
+	if tm.limiterWait != nil {
+		tm.limiterWait.Observe(e.Queued.Seconds())
 	}
 }
 
@@ -208,35 +246,42 @@ func (m *Metrics) TTFB(t *router.Target, d time.Duration) {
 	}
 }
 
-// Request records an answered client request.
-func (m *Metrics) Request(model string, code int, d time.Duration) {
+// Request records an answered client request: its model alias ("" when
+// the request was refused before one was known), its client's name ("" with
+// no client keys), its status code and how long it took.
+func (m *Metrics) Request(model, client string, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
-	k := answerKey{model, code}
+	k := answerKey{model, client, code}
 	am, ok := m.answered.Load(k)
 	if !ok {
 		am, _ = m.answered.LoadOrStore(k, &answerMetrics{
 			requests: m.requests.WithLabelValues(model, strconv.Itoa(code)),
+			client:   m.clientRequests.WithLabelValues(client, strconv.Itoa(code)),
 			duration: m.reqDuration.WithLabelValues(model),
 		})
 	}
 	a := am.(*answerMetrics)
-	a.requests.Inc()
-	a.duration.Observe(d.Seconds())
+	if model != "" {
+		a.requests.Inc()
+		a.duration.Observe(d.Seconds())
+	}
+	a.client.Inc()
 }
 
 // answerKey and answerMetrics cache the children of the request metrics,
 // so an answer costs no label hashing. Models are the configured aliases
-// and provider/model names, codes a few dozen: the cache stays small.
+// and provider/model names, clients the configured keys, codes a few
+// dozen: the cache stays small.
 type answerKey struct {
-	model string
-	code  int
+	model, client string
+	code          int
 }
 
 type answerMetrics struct {
-	requests prometheus.Counter
-	duration prometheus.Observer
+	requests, client prometheus.Counter
+	duration         prometheus.Observer
 }
 
 // Cache records a response-cache result for a request to model.
@@ -278,6 +323,8 @@ var (
 		"Calls seen by a target's breaker, by outcome: allowed, rejected, succeeded, failed, ignored, dropped, slow.", []string{"target", "outcome"}, nil)
 	descLatency = prometheus.NewDesc("fusebox_target_latency_seconds",
 		"Moving average of a target's answer time.", []string{"target"}, nil)
+	descInFlight = prometheus.NewDesc("fusebox_target_in_flight",
+		"Upstream attempts to a target under way.", []string{"target"}, nil)
 	descQueued = prometheus.NewDesc("fusebox_target_queued_requests",
 		"Requests waiting for a slot under a target's concurrency limit (max_in_flight).", []string{"target"}, nil)
 	descErrRate = prometheus.NewDesc("fusebox_target_error_ratio",
@@ -293,6 +340,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLatency
 	ch <- descErrRate
 	ch <- descQueued
+	ch <- descInFlight
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -317,5 +365,6 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descLatency, prometheus.GaugeValue, h.Latency.Seconds(), t.Name)
 		ch <- prometheus.MustNewConstMetric(descErrRate, prometheus.GaugeValue, h.ErrorRate, t.Name)
 		ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(t.Queued()), t.Name)
+		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(t.InFlight()), t.Name)
 	}
 }

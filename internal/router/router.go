@@ -35,6 +35,9 @@ type Spec struct {
 	// request's goroutine: keep them cheap.
 	OnAttempt func(AttemptEvent)
 	OnSkip    func(target *Target, reason string)
+	// OnFailover, if set, is told when an attempt on target failed and the
+	// walk went on to the next target.
+	OnFailover func(target *Target, v aierr.Verdict)
 	// OnTransition, if set, is told of every breaker state change.
 	OnTransition func(breaker.Transition)
 	Clock        clock.Clock
@@ -122,6 +125,12 @@ type AttemptEvent struct {
 	Target   *Target
 	Verdict  aierr.Verdict
 	Duration time.Duration
+	// Retry is true for an attempt that repeated the one before it on
+	// the same target.
+	Retry bool
+	// Queued is how long the attempt waited for the target's rate and
+	// concurrency limits before it was sent.
+	Queued time.Duration
 }
 
 // Router routes requests. It is safe for concurrent use.
@@ -133,6 +142,7 @@ type Router struct {
 	onKey        func(KeyEvent)
 	onAttempt    func(AttemptEvent)
 	onSkip       func(*Target, string)
+	onFailover   func(*Target, aierr.Verdict)
 	onTransition func(breaker.Transition)
 	providers    map[string]*provider
 	direct       AliasSpec
@@ -195,6 +205,7 @@ func New(s Spec) (*Router, error) {
 		onKey:        s.OnKeyDisabled,
 		onAttempt:    s.OnAttempt,
 		onSkip:       s.OnSkip,
+		onFailover:   s.OnFailover,
 		onTransition: s.OnTransition,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,

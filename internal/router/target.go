@@ -33,7 +33,16 @@ type Target struct {
 	bulk    *limit.Bulkhead // nil: no concurrency limit
 	health  health
 	fp      string // the breaker settings' fingerprint, for reloads
+	// inFlight counts attempts sent and not yet reported.
+	inFlight atomic.Int64
 }
+
+// InFlight returns the number of upstream attempts to the target under
+// way.
+func (t *Target) InFlight() int64 { return t.inFlight.Load() }
+
+// Limited reports whether the target has a rate or concurrency limit.
+func (t *Target) Limited() bool { return t.pacer != nil || t.bulk != nil }
 
 // Breaker returns the target's breaker.
 func (t *Target) Breaker() *breaker.Breaker { return t.breaker }

@@ -90,6 +90,8 @@ type Attempt struct {
 	w       *Walk
 	permit  breaker.Permit
 	started int64
+	queued  time.Duration // waited for the target's limits
+	retry   bool          // not the walk's first attempt on this target
 	done    bool
 }
 
@@ -156,6 +158,15 @@ func (w *Walk) noTarget() *NoTargetError {
 // failover moves to the next target.
 func (w *Walk) failover() { w.i, w.n = w.i+1, 0 }
 
+// failoverFrom moves to the next target after a failed attempt, and says
+// so when there is a next target.
+func (w *Walk) failoverFrom(a *Attempt) {
+	if w.r.onFailover != nil && w.i < len(w.order)-1 {
+		w.r.onFailover(a.Target, a.Verdict)
+	}
+	w.failover()
+}
+
 func (w *Walk) skip(t *Target, reason string, until int64) {
 	w.Skips = append(w.Skips, Skip{Target: t.Name, Reason: reason})
 	if w.r.onSkip != nil {
@@ -184,6 +195,7 @@ func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
 		w.skip(t, "breaker open", now+int64(open.RetryAfter()))
 		return nil, false
 	}
+	queued := w.r.now()
 	if reason, until, ok := w.admit(ctx, t); !ok {
 		permit.Ignore()
 		w.skip(t, reason, until)
@@ -191,7 +203,9 @@ func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
 	}
 	w.n++
 	w.Attempts++
-	a := &Attempt{Target: t, Key: key, w: w, permit: permit, started: w.r.now(), Start: w.r.clk.Now()}
+	a := &Attempt{Target: t, Key: key, w: w, permit: permit, started: w.r.now(), Start: w.r.clk.Now(), retry: w.n > 1}
+	a.queued = time.Duration(a.started - queued)
+	t.inFlight.Add(1)
 	call := w.call(t, key)
 	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages() {
 		call.Native = aireq.Scan(w.req.Native).WithModel(w.req.Native, t.Model)
@@ -259,6 +273,7 @@ func (a *Attempt) classify(resp *http.Response, err error) {
 func (a *Attempt) report(v aierr.Verdict) {
 	a.done = true
 	w, t := a.w, a.Target
+	t.inFlight.Add(-1)
 	now := w.r.now()
 	switch v.Breaker() {
 	case aierr.BreakerSuccess:
@@ -283,7 +298,8 @@ func (a *Attempt) report(v aierr.Verdict) {
 		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
 	}
 	if w.r.onAttempt != nil {
-		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started)})
+		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started),
+			Retry: a.retry, Queued: a.queued})
 	}
 }
 
@@ -307,7 +323,7 @@ func (w *Walk) after(a *Attempt) {
 		return
 	case aierr.ClientError:
 		if !last && slices.Contains(w.alias.spec.FailoverOn, v.Sub) {
-			w.failover()
+			w.failoverFrom(a)
 			return
 		}
 		a.Final = true
@@ -317,19 +333,19 @@ func (w *Walk) after(a *Attempt) {
 		if _, until := t.prov.pickKey(w.r.now()); until == 0 && w.hasKey(t) {
 			return
 		}
-		w.failover()
+		w.failoverFrom(a)
 		return
 	case aierr.Throttle:
 		if w.hasKey(t) {
 			return // another key of the same target, at once
 		}
 		if !last && v.Wait > w.throttleWait() {
-			w.failover()
+			w.failoverFrom(a)
 			return
 		}
 	default: // Outage, Capacity
 		if !last {
-			w.failover()
+			w.failoverFrom(a)
 			return
 		}
 	}
@@ -338,7 +354,7 @@ func (w *Walk) after(a *Attempt) {
 		w.wait = wait
 		return
 	}
-	w.failover()
+	w.failoverFrom(a)
 }
 
 // hasKey reports whether t's provider has a usable key now.
