@@ -21,8 +21,10 @@ type Fields struct {
 	ModelAt [2]int
 	// Stream is "stream": true.
 	Stream bool
-	// IncludeUsage is "stream_options": {"include_usage": true}.
-	IncludeUsage bool
+	// IncludeUsage is "stream_options": {"include_usage": true};
+	// StreamOptions reports that the body has a "stream_options" member.
+	IncludeUsage  bool
+	StreamOptions bool
 	// MaxTokens is "max_tokens" or "max_completion_tokens"; 0 if absent.
 	MaxTokens int
 	// User is the "user" string (OpenAI's end-user id), still escaped;
@@ -57,6 +59,7 @@ func Scan(body []byte) Fields {
 				f.User = val[1 : len(val)-1]
 			}
 		case "stream_options":
+			f.StreamOptions = true
 			in := scanner{b: val}
 			var done bool
 			in.object(func(k []byte, s, e int) {
@@ -84,6 +87,33 @@ func (f Fields) WithModel(body []byte, model string) []byte {
 	out = append(out, body[:f.ModelAt[0]]...)
 	out = append(out, q...)
 	return append(out, body[f.ModelAt[1]:]...)
+}
+
+// WithIncludeUsage returns body asking for a streamed answer's usage
+// ("stream_options": {"include_usage": true} added as its first member), or
+// body itself when it already has stream_options or is not an object. A
+// gateway uses it to price streamed answers whose clients did not ask.
+func (f Fields) WithIncludeUsage(body []byte) []byte {
+	if f.StreamOptions || !f.Object {
+		return body
+	}
+	i := 0
+	for i < len(body) && body[i] != '{' {
+		i++
+	}
+	const member = `"stream_options":{"include_usage":true}`
+	rest := body[i+1:]
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\r' || rest[j] == '\n') {
+		j++
+	}
+	out := make([]byte, 0, len(body)+len(member)+1)
+	out = append(out, body[:i+1]...)
+	out = append(out, member...)
+	if j < len(rest) && rest[j] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // Tokens estimates the tokens a request of bodyLen bytes will use: about

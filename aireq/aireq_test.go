@@ -73,3 +73,43 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+func TestWithIncludeUsage(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","stream":true}`, `{"stream_options":{"include_usage":true},"model":"m","stream":true}`},
+		{` { "model":"m" }`, ` {"stream_options":{"include_usage":true}, "model":"m" }`},
+		{`{}`, `{"stream_options":{"include_usage":true}}`},
+		{`{ }`, `{"stream_options":{"include_usage":true} }`},
+		// Already there, or not an object: unchanged.
+		{`{"stream_options":{"include_usage":false},"model":"m"}`, `{"stream_options":{"include_usage":false},"model":"m"}`},
+		{`{"stream_options":null}`, `{"stream_options":null}`},
+		{`[1]`, `[1]`},
+		{`{"model":"m"`, `{"model":"m"`},
+	} {
+		f := Scan([]byte(tc.body))
+		got := f.WithIncludeUsage([]byte(tc.body))
+		if string(got) != tc.want {
+			t.Errorf("WithIncludeUsage(%s) = %s, want %s", tc.body, got, tc.want)
+		}
+		if string(got) != tc.body && !Scan(got).IncludeUsage {
+			t.Errorf("WithIncludeUsage(%s) = %s: Scan does not see include_usage", tc.body, got)
+		}
+	}
+}
+
+// FuzzWithIncludeUsage checks that a rewritten body is still JSON when the
+// original was, and that it then asks for usage.
+func FuzzWithIncludeUsage(f *testing.F) {
+	f.Add(`{"model":"m","messages":[],"stream":true}`)
+	f.Add(`{ }`)
+	f.Fuzz(func(t *testing.T, body string) {
+		fs := Scan([]byte(body))
+		out := fs.WithIncludeUsage([]byte(body))
+		if !json.Valid([]byte(body)) || string(out) == body {
+			return
+		}
+		if !json.Valid(out) || !Scan(out).IncludeUsage {
+			t.Fatalf("%s became %s", body, out)
+		}
+	})
+}

@@ -45,6 +45,9 @@ type exchange struct {
 	// key: its answer is kept for replays.
 	idemKey string
 	idemRec *idemRecord
+	// hideUsage: the gateway asked a stream for its usage; the usage-only
+	// chunk is not passed on.
+	hideUsage bool
 	// cost is the answer's price in USD, once known; tokensIn and
 	// tokensOut its usage.
 	cost                float64
@@ -126,6 +129,14 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, total)
 			defer cancel()
+		}
+		if x.stream && !messages && !f.IncludeUsage {
+			// Ask for the usage the client did not, to price the answer
+			// (and count it against budgets); the usage chunk is kept from
+			// the client, who did not ask for it.
+			if b := f.WithIncludeUsage(body); len(b) != len(body) {
+				body, f, x.hideUsage = b, aireq.Scan(b), true
+			}
 		}
 		x.walk = x.st.router.Start(alias, &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,

@@ -131,6 +131,19 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		if err != nil {
 			return x.streamFailed(a, out, ev, err, dog)
 		}
+		if x.hideUsage && usageOnly(ev.Data) {
+			// Priced, kept for the cache, not passed on.
+			if u := streamUsage(ev.Data); u != nil {
+				x.account(a, u)
+			}
+			if asm != nil && asm.Add(ev.Data) != nil {
+				asm = nil
+			}
+			if out != nil {
+				dog.arm(x.s.clk, idle, 2)
+			}
+			continue
+		}
 		if out == nil {
 			if !sse.HasContent(ev) && !ended(a, ev) {
 				held = append(held, append([]byte(nil), ev.Raw...))
@@ -142,6 +155,8 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			x.s.metrics.TTFB(a.Target, ttfb)
 			x.headers(a, answered)
 			sse.SetHeaders(x.w.Header())
+			// The cost is known at the end: it follows as a trailer.
+			x.w.Header().Set("Trailer", "X-Fusebox-Cost")
 			x.w.WriteHeader(http.StatusOK)
 			out = x.sink(a)
 			for _, raw := range held {
@@ -199,6 +214,13 @@ func (f *flushFirst) Read(p []byte) (int, error) {
 		}
 	}
 	return f.r.Read(p)
+}
+
+// usageOnly reports whether a chunk is the usage chunk include_usage adds:
+// no choices, a usage object.
+func usageOnly(data []byte) bool {
+	return (bytes.Contains(data, []byte(`"choices":[]`)) || bytes.Contains(data, []byte(`"choices": []`))) &&
+		streamUsage(data) != nil
 }
 
 // streamUsage returns the usage a chunk carries (the last chunk, with
