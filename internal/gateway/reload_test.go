@@ -25,6 +25,12 @@ import (
 // set gives it; Reload and POST /fusebox/reload read it again.
 func reloadable(t *testing.T, yaml string, ups ...*upstream) (srv *Server, gw *httptest.Server, set func(string)) {
 	t.Helper()
+	return reloadableWithLog(t, slog.New(slog.DiscardHandler), yaml, ups...)
+}
+
+// reloadableWithLog is reloadable with the gateway logging to log.
+func reloadableWithLog(t *testing.T, log *slog.Logger, yaml string, ups ...*upstream) (srv *Server, gw *httptest.Server, set func(string)) {
+	t.Helper()
 	args := make([]any, len(ups))
 	for i, u := range ups {
 		args[i] = u.URL + "/v1"
@@ -40,7 +46,7 @@ func reloadable(t *testing.T, yaml string, ups ...*upstream) (srv *Server, gw *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err = New(Options{Config: cfg, Load: load, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err = New(Options{Config: cfg, Load: load, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
