@@ -402,11 +402,15 @@ func (r *Router) target(prov, model string, bc breaker.Config, fp string) (*Targ
 	if l.MaxWait == 0 {
 		l.MaxWait = time.Second
 	}
+	t.maxWait = l.MaxWait
 	if l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 {
 		if t.pacer, err = limit.NewPacer(limit.PacerSettings{
 			Limits:  limit.Limits{RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute},
 			MaxWait: l.MaxWait, Clock: r.clk,
 		}); err != nil {
+			return nil, err
+		}
+		if t.turn, err = limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: 1, MaxWait: l.MaxWait, Clock: r.clk}); err != nil {
 			return nil, err
 		}
 	}

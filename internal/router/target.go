@@ -30,7 +30,9 @@ type Target struct {
 	prov    *provider
 	breaker *breaker.Breaker
 	pacer   *limit.Pacer    // nil: no rate limit
+	turn    *limit.Bulkhead // with a pacer: one waiter at a time reserves, in fair order
 	bulk    *limit.Bulkhead // nil: no concurrency limit
+	maxWait time.Duration   // the longest wait for the limits
 	health  health
 	fp      string // the breaker settings' fingerprint, for reloads
 	// inFlight counts attempts sent and not yet reported.
@@ -50,13 +52,17 @@ func (t *Target) Breaker() *breaker.Breaker { return t.breaker }
 // Health returns the target's recent figures.
 func (t *Target) Health() Health { return t.health.snapshot() }
 
-// Queued returns the number of requests waiting for a slot under the
-// target's concurrency limit.
+// Queued returns the number of requests waiting for the target's rate or
+// concurrency limit (the one holding the rate limit's turn not counted).
 func (t *Target) Queued() int {
-	if t.bulk == nil {
-		return 0
+	n := 0
+	if t.turn != nil {
+		n += t.turn.Waiting()
 	}
-	return t.bulk.Waiting()
+	if t.bulk != nil {
+		n += t.bulk.Waiting()
+	}
+	return n
 }
 
 // ObserveTTFB records the time to a streamed answer's first content.

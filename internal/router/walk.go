@@ -16,7 +16,6 @@ import (
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
-	"github.com/fuseboxhq/fusebox/limit"
 	"github.com/fuseboxhq/fusebox/retry"
 )
 
@@ -223,21 +222,50 @@ func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
 	return a, false
 }
 
-// admit waits for t's limits.
+// admit waits for t's limits. A call the rate limit cannot take at once
+// queues for the target's turn, in the request's flow with its weight, so
+// waiting requests reach the rate limit in weighted fair order; the one
+// holding the turn reserves its slot and waits for it. Turn and slot
+// together wait at most the target's MaxWait.
 func (w *Walk) admit(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
 	if t.pacer != nil {
-		if _, err := t.pacer.Wait(ctx, w.req.Tokens); err != nil {
-			var le *limit.LimitedError
-			if errors.As(err, &le) {
-				return "rate limited", w.r.now() + int64(le.RetryAfter), false
+		if _, ok, _ := t.pacer.TryReserve(w.req.Tokens); !ok {
+			if reason, until, ok := w.paced(ctx, t); !ok {
+				return reason, until, false
 			}
-			return "rate limited", 0, false
 		}
 	}
 	if t.bulk != nil {
 		if err := t.bulk.AcquireFlow(ctx, w.req.Flow, w.req.Weight); err != nil {
 			return "at its concurrency limit", 0, false
 		}
+	}
+	return "", 0, true
+}
+
+// paced waits for t's turn and then for a slot of its rate limit.
+func (w *Walk) paced(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
+	start := w.r.now()
+	if err := t.turn.AcquireFlow(ctx, w.req.Flow, w.req.Weight); err != nil {
+		return "rate limited", 0, false
+	}
+	defer t.turn.Release()
+	r, wait := t.pacer.Reserve(w.req.Tokens)
+	if wait == 0 {
+		return "", 0, true
+	}
+	now := w.r.now()
+	left := t.maxWait - time.Duration(now-start)
+	if dl, ok := ctx.Deadline(); ok {
+		left = min(left, time.Until(dl))
+	}
+	if wait > left {
+		r.Cancel()
+		return "rate limited", now + int64(wait), false
+	}
+	if err := clock.Sleep(ctx, w.r.clk, wait); err != nil {
+		r.Cancel()
+		return "rate limited", 0, false
 	}
 	return "", 0, true
 }
