@@ -152,13 +152,24 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func start(t *testing.T, o Options, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
-	t.Helper()
+// withUpstreams returns yaml with each %s replaced by the next upstream's
+// base URL.
+func withUpstreams(yaml string, ups ...*upstream) string {
 	args := make([]any, len(ups))
 	for i, u := range ups {
 		args[i] = u.URL + "/v1"
 	}
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(yaml, args...)), func(string) (string, bool) { return "", false })
+	return fmt.Sprintf(yaml, args...)
+}
+
+// parse parses a test configuration with no environment.
+func parse(text string) (*config.Config, error) {
+	return config.Parse("fusebox.yaml", []byte(text), func(string) (string, bool) { return "", false })
+}
+
+func start(t *testing.T, o Options, yaml string, ups ...*upstream) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg, err := parse(withUpstreams(yaml, ups...))
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -31,16 +31,12 @@ func reloadable(t *testing.T, yaml string, ups ...*upstream) (srv *Server, gw *h
 // reloadableWithLog is reloadable with the gateway logging to log.
 func reloadableWithLog(t *testing.T, log *slog.Logger, yaml string, ups ...*upstream) (srv *Server, gw *httptest.Server, set func(string)) {
 	t.Helper()
-	args := make([]any, len(ups))
-	for i, u := range ups {
-		args[i] = u.URL + "/v1"
-	}
 	var mu sync.Mutex
-	text := fmt.Sprintf(yaml, args...)
+	text := withUpstreams(yaml, ups...)
 	load := func() (*config.Config, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		return config.Parse("fusebox.yaml", []byte(text), func(string) (string, bool) { return "", false })
+		return parse(text)
 	}
 	cfg, err := load()
 	if err != nil {
@@ -55,7 +51,7 @@ func reloadableWithLog(t *testing.T, log *slog.Logger, yaml string, ups ...*upst
 	return srv, gw, func(y string) {
 		mu.Lock()
 		defer mu.Unlock()
-		text = fmt.Sprintf(y, args...)
+		text = withUpstreams(y, ups...)
 	}
 }
 

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,19 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
 // serve runs a gateway from yaml with ListenAndServe on a loopback port,
 // as fusebox serve does, until the returned cancel; done reports its end.
 func serve(t *testing.T, yaml string, drain time.Duration, ups ...*upstream) (base string, cancel func(), done <-chan error) {
 	t.Helper()
-	args := make([]any, len(ups))
-	for i, u := range ups {
-		args[i] = u.URL + "/v1"
-	}
-	cfg, err := config.Parse("fusebox.yaml", []byte(fmt.Sprintf(yaml, args...)), func(string) (string, bool) { return "", false })
+	cfg, err := parse(withUpstreams(yaml, ups...))
 	if err != nil {
 		t.Fatal(err)
 	}
