@@ -246,3 +246,69 @@ func TestMessagesFailOverFromNativeToTranslated(t *testing.T) {
 		t.Fatalf("%+v %v (claude called %d)", msg, err, claude.calls())
 	}
 }
+
+// Messages answers are priced like chat ones, native or translated,
+// streamed or not, so a client's budget sees them: a native answer's
+// Anthropic usage (5 in, 3 out) at the Claude target's price, a translated
+// one's OpenAI usage (3 in, 3 out) at the OpenAI target's.
+func TestMessagesAnswersArePriced(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		native bool
+		cost   string // per answer, USD
+	}{
+		{"native", true, "0.00009"},      // 5 × $3/M + 3 × $25/M
+		{"translated", false, "0.000030"}, // 3 × $2/M + 3 × $8/M
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claude := newUpstream(t, anthropicOK("hello from claude"))
+			oai := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if r.Header.Get("Accept") == "text/event-stream" {
+					usageStream(w, r, n, `"include_usage":true`)
+					return
+				}
+				chatOK("openai")(w, r, n)
+			})
+			if !tc.native {
+				claude.set(status(529, "overloaded_error"))
+			}
+			_, gw := start(t, Options{}, fmt.Sprintf(`
+clients:
+  - {name: web, key: kw}
+providers:
+  claude: {type: anthropic, base_url: %q, keys: [ak1]}
+  openai: {type: openai, base_url: %q, keys: [ok1]}
+models:
+  - name: smart
+    targets:
+      - {provider: claude, model: claude-opus-4-7, price: {input: 3, output: 25}}
+      - {provider: openai, model: gpt-4.1, price: {input: 2, output: 8}}
+    retry: {attempts: 1}
+`, claude.URL, oai.URL+"/v1"))
+			client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("kw"), aoption.WithMaxRetries(0))
+			params := anthropicsdk.MessageNewParams{
+				Model: "smart", MaxTokens: 100,
+				Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))},
+			}
+			var resp *http.Response
+			if _, err := client.Messages.New(t.Context(), params, aoption.WithResponseInto(&resp)); err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("X-Fusebox-Cost"); got != strings.TrimRight(tc.cost, "0") {
+				t.Fatalf("cost header %q, want %s", got, tc.cost)
+			}
+			st := client.Messages.NewStreaming(t.Context(), params)
+			for st.Next() {
+			}
+			if st.Err() != nil {
+				t.Fatal(st.Err())
+			}
+			// The streamed answer of the translated case has 5 + 7 tokens:
+			// 5 × $2/M + 7 × $8/M = $0.000066.
+			want := map[bool]string{true: "0.00018", false: "9.6e-05"}[tc.native]
+			eventually(t, "both answers in the client's cost", func() bool {
+				return strings.Contains(scrape(t, gw.URL), `fusebox_client_cost_usd_total{client="web"} `+want)
+			})
+		})
+	}
+}

@@ -9,14 +9,31 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
-// usage is the token count of an answer, in OpenAI's shape (Anthropic
-// answers arrive translated).
+// usage is the token count of an answer: OpenAI's fields, and Anthropic's
+// for answers from a Messages target passed through as they are (see
+// anthropic).
 type usage struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+
+	InputTokens         int `json:"input_tokens"`
+	OutputTokens        int `json:"output_tokens"`
+	CacheReadTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationTokens int `json:"cache_creation_input_tokens"`
+}
+
+// anthropic returns u with Anthropic's counts in OpenAI's fields: the
+// prompt is the input tokens with those read from and written to the
+// prompt cache (Anthropic counts them apart), of which the cache reads are
+// the cached ones.
+func (u usage) anthropic() *usage {
+	u.PromptTokens = u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens
+	u.CompletionTokens = u.OutputTokens
+	u.PromptTokensDetails.CachedTokens = u.CacheReadTokens
+	return &u
 }
 
 // usageOf finds the "usage" object of an answer or a stream chunk without
@@ -48,6 +65,14 @@ func usageOf(body []byte) *usage {
 			return count(v, &u.PromptTokens)
 		case bytes.EqualFold(key, []byte("completion_tokens")):
 			return count(v, &u.CompletionTokens)
+		case bytes.EqualFold(key, []byte("input_tokens")):
+			return count(v, &u.InputTokens)
+		case bytes.EqualFold(key, []byte("output_tokens")):
+			return count(v, &u.OutputTokens)
+		case bytes.EqualFold(key, []byte("cache_read_input_tokens")):
+			return count(v, &u.CacheReadTokens)
+		case bytes.EqualFold(key, []byte("cache_creation_input_tokens")):
+			return count(v, &u.CacheCreationTokens)
 		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
 			if v[0] != '{' {
 				return string(v) == "null"
@@ -178,17 +203,22 @@ func trimSpace(b []byte) []byte { return bytes.TrimLeft(b, " \t\r\n") }
 // account prices an answer's usage at its target's price for the alias,
 // counts tokens and cost per target and client, and, while headers can
 // still be set, says the cost in x-fusebox-cost (USD).
+//
+// An answer whose usage comes as running totals (an Anthropic stream's
+// message_delta events) may be accounted more than once: each time, only
+// what is new since the last is added to the budget and the metrics.
 func (x *exchange) account(a *router.Attempt, u *usage) {
 	if u == nil {
 		return
 	}
 	cost := x.alias.Price(a.Target).Cost(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens)
+	dCost, dIn, dOut := cost-x.cost, u.PromptTokens-x.tokensIn, u.CompletionTokens-x.tokensOut
 	x.cost, x.tokensIn, x.tokensOut = cost, u.PromptTokens, u.CompletionTokens
 	if c := x.clientRef; c != nil && c.budget != nil {
-		c.budget.spend(cost)
+		c.budget.spend(dCost)
 	}
 	x.w.Header().Set("X-Fusebox-Cost", formatUSD(cost))
-	x.s.metrics.Usage(a.Target, x.client, u.PromptTokens, u.CompletionTokens, cost)
+	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)
 }
 
 // formatUSD writes a cost in dollars with up to ten decimals, no exponent.

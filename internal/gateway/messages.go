@@ -154,9 +154,13 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 	}
 	if a.Native {
 		a.Succeed(0)
+		if u := usageOf(body); u != nil {
+			x.account(a, u.anthropic())
+		}
 		x.writeJSON(body)
 		return
 	}
+	x.account(a, usageOf(body))
 	out, err := anthropic.ToMessagesResponse(body, x.model)
 	if err != nil {
 		a.Succeed(0) // the target answered; the translation is ours

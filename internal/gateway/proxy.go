@@ -48,6 +48,9 @@ type exchange struct {
 	// hideUsage: the gateway asked a stream for its usage; the usage-only
 	// chunk is not passed on.
 	hideUsage bool
+	// nativeStart is the usage of a native Anthropic stream's
+	// message_start, priced with its message_delta.
+	nativeStart *usage
 	// cost is the answer's price in USD, once known; tokensIn and
 	// tokensOut its usage.
 	cost                float64

@@ -131,11 +131,13 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		if err != nil {
 			return x.streamFailed(a, out, ev, err, dog)
 		}
+		// Priced as it comes, held or not (a native stream's input is in
+		// message_start, before any content).
+		if u := streamUsage(ev.Data); u != nil {
+			x.streamAccount(a, ev.Name, u)
+		}
 		if x.hideUsage && usageOnly(ev.Data) {
-			// Priced, kept for the cache, not passed on.
-			if u := streamUsage(ev.Data); u != nil {
-				x.account(a, u)
-			}
+			// Kept for the cache, not passed on.
 			if asm != nil && asm.Add(ev.Data) != nil {
 				asm = nil
 			}
@@ -167,9 +169,6 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		dog.arm(x.s.clk, idle, 2)
 		if asm != nil && !ended(a, ev) && asm.Add(ev.Data) != nil {
 			asm = nil // not an answer the cache can keep
-		}
-		if u := streamUsage(ev.Data); u != nil && !a.Native {
-			x.account(a, u)
 		}
 		if ended(a, ev) {
 			// The answer is complete: record it (breaker, cache, idempotent
@@ -214,6 +213,26 @@ func (f *flushFirst) Read(p []byte) (int, error) {
 		}
 	}
 	return f.r.Read(p)
+}
+
+// streamAccount prices a stream from the usage one of its events carries.
+// An OpenAI chunk carries all of it. A native Anthropic stream carries the
+// input in message_start and the output (running total, final in the
+// last one) in message_delta, which is when the answer is priced.
+func (x *exchange) streamAccount(a *router.Attempt, event string, u *usage) {
+	if !a.Native {
+		x.account(a, u)
+		return
+	}
+	switch event {
+	case "message_start":
+		x.nativeStart = u
+	case "message_delta":
+		if s := x.nativeStart; s != nil && u.InputTokens == 0 && u.CacheReadTokens == 0 && u.CacheCreationTokens == 0 {
+			u.InputTokens, u.CacheReadTokens, u.CacheCreationTokens = s.InputTokens, s.CacheReadTokens, s.CacheCreationTokens
+		}
+		x.account(a, u.anthropic())
+	}
 }
 
 // usageOnly reports whether a chunk is the usage chunk include_usage adds:
