@@ -257,7 +257,7 @@ func TestMessagesAnswersArePriced(t *testing.T) {
 		native bool
 		cost   string // per answer, USD
 	}{
-		{"native", true, "0.00009"},      // 5 × $3/M + 3 × $25/M
+		{"native", true, "0.00009"},       // 5 × $3/M + 3 × $25/M
 		{"translated", false, "0.000030"}, // 3 × $2/M + 3 × $8/M
 	} {
 		t.Run(tc.name, func(t *testing.T) {
