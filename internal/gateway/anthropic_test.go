@@ -312,3 +312,63 @@ models:
 		})
 	}
 }
+
+// An Idempotency-Key works on /v1/messages too: the same key and body get
+// the answer as it was sent, byte for byte, streamed or not, native or
+// translated, without a second upstream call; another body under the key
+// is refused in Anthropic's error shape.
+func TestMessagesIdempotency(t *testing.T) {
+	for _, native := range []bool{true, false} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("native=%v,stream=%v", native, stream), func(t *testing.T) {
+				claude := newUpstream(t, anthropicOK("hello from claude"))
+				oai := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+					if r.Header.Get("Accept") == "text/event-stream" {
+						usageStream(w, r, n, `"include_usage":true`)
+						return
+					}
+					chatOK("openai")(w, r, n)
+				})
+				if !native {
+					claude.set(status(529, "overloaded_error"))
+				}
+				_, gw := start(t, Options{}, fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"))
+				post := func(body string) (*http.Response, string) {
+					req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/messages", strings.NewReader(body))
+					req.Header.Set("Idempotency-Key", "key-1")
+					req.Header.Set("Anthropic-Version", "2023-06-01")
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					return resp, string(b)
+				}
+				body := fmt.Sprintf(`{"model":"smart","max_tokens":50,"stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)
+				first, b1 := post(body)
+				second, b2 := post(body)
+				if first.StatusCode != 200 || second.StatusCode != 200 || b1 != b2 || len(b1) == 0 {
+					t.Fatalf("first %d %q\nsecond %d %q", first.StatusCode, b1, second.StatusCode, b2)
+				}
+				if second.Header.Get("X-Fusebox-Idempotent-Replay") != "true" || first.Header.Get("X-Fusebox-Idempotent-Replay") != "" {
+					t.Fatalf("replay headers: first %v, second %v", first.Header, second.Header)
+				}
+				if ct := second.Header.Get("Content-Type"); ct != first.Header.Get("Content-Type") {
+					t.Fatalf("content type %q, then %q", first.Header.Get("Content-Type"), ct)
+				}
+				calls := oai.calls()
+				if native {
+					calls = claude.calls()
+				}
+				if calls != 1 {
+					t.Fatalf("%d upstream calls, want 1", calls)
+				}
+				other, b3 := post(strings.Replace(body, `"hi"`, `"bye"`, 1))
+				if other.StatusCode != 422 || !strings.Contains(b3, `"type":"error"`) || !strings.Contains(b3, "Idempotency-Key") {
+					t.Fatalf("another body under the key: %d %s", other.StatusCode, b3)
+				}
+			})
+		}
+	}
+}

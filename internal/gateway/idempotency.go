@@ -11,6 +11,7 @@ import (
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
 // idempotency keeps the answers to requests that carry an Idempotency-Key,
@@ -34,6 +35,7 @@ type idemRecord struct {
 	hash    [32]byte
 	done    chan struct{} // closed when the first request has finished
 	stored  bool          // an answer was kept (the fields below are set)
+	raw     bool          // body is the answer exactly as sent, stream or not
 	ctype   string
 	target  string
 	body    []byte
@@ -94,10 +96,14 @@ func (s *idempotency) begin(key string, body []byte) (rec *idemRecord, owner, co
 
 // end finishes the owner's request: a complete answer is kept until the
 // TTL; anything else is forgotten so the key can be used again.
-func (s *idempotency) end(key string, r *idemRecord, body []byte, ctype, target string) {
+//
+// raw marks a body kept exactly as it was sent (a Messages answer, stream
+// or not), replayed byte for byte; otherwise it is a chat.completion,
+// replayed as a stream when one is asked for.
+func (s *idempotency) end(key string, r *idemRecord, body []byte, ctype, target string, raw bool) {
 	s.mu.Lock()
 	if body != nil && int64(len(body)) <= s.maxBytes {
-		r.stored, r.body, r.ctype, r.target = true, body, ctype, target
+		r.stored, r.raw, r.body, r.ctype, r.target = true, raw, body, ctype, target
 		r.expires = s.clk.Now().Add(s.ttl)
 	} else if s.records[key] == r {
 		delete(s.records, key)
@@ -151,6 +157,40 @@ func (x *exchange) idempotent(body []byte) bool {
 
 // replay writes a stored answer again, as a stream if one was asked for.
 func (x *exchange) replay(rec *idemRecord) {
-	x.w.Header().Set("X-Fusebox-Idempotent-Replay", "true")
-	x.writeEntry(cache.Entry{Body: rec.body, ContentType: rec.ctype, Target: rec.target})
+	h := x.w.Header()
+	h.Set("X-Fusebox-Idempotent-Replay", "true")
+	if !rec.raw {
+		x.writeEntry(cache.Entry{Body: rec.body, ContentType: rec.ctype, Target: rec.target})
+		return
+	}
+	h.Set("X-Fusebox-Target", rec.target)
+	if rec.ctype == "text/event-stream" {
+		sse.SetHeaders(h)
+	} else {
+		h.Set("Content-Type", rec.ctype)
+		h.Set("Content-Length", strconv.Itoa(len(rec.body)))
+	}
+	x.w.WriteHeader(http.StatusOK)
+	x.w.Write(rec.body)
+}
+
+// captureForReplay starts copying the answer as it is sent when this
+// request owns an idempotency key: a Messages answer is kept as it was
+// sent.
+func (x *exchange) captureForReplay() {
+	if x.idemRec != nil {
+		x.rec.capture(x.s.idem.maxAnswer())
+	}
+}
+
+// keepSent stores the answer sent, as captured, for replays of this
+// request's idempotency key.
+func (x *exchange) keepSent(contentType, target string) {
+	if x.idemRec == nil {
+		return
+	}
+	if body := x.rec.copied(); body != nil {
+		x.s.idem.end(x.idemKey, x.idemRec, body, contentType, target, true)
+		x.idemRec = nil
+	}
 }

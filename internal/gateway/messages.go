@@ -157,7 +157,9 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 		if u := usageOf(body); u != nil {
 			x.account(a, u.anthropic())
 		}
+		x.captureForReplay()
 		x.writeJSON(body)
+		x.keepSent("application/json", a.Target.Name)
 		return
 	}
 	x.account(a, usageOf(body))
@@ -168,7 +170,9 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 		return
 	}
 	a.Succeed(0)
+	x.captureForReplay()
 	x.writeJSON(out)
+	x.keepSent("application/json", a.Target.Name)
 }
 
 // writeJSON writes a 200 JSON answer.

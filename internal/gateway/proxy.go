@@ -48,6 +48,8 @@ type exchange struct {
 	// hideUsage: the gateway asked a stream for its usage; the usage-only
 	// chunk is not passed on.
 	hideUsage bool
+	// rec is w, for capturing an answer as it is sent.
+	rec *recorder
 	// nativeStart is the usage of a native Anthropic stream's
 	// message_start, priced with its message_delta.
 	nativeStart *usage
@@ -75,7 +77,7 @@ func (x *exchange) badRequest(param, msg string) {
 func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		w := &recorder{ResponseWriter: rw}
-		x := &exchange{s: s, st: s.state(), w: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
+		x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
 		defer x.finish(w)
 		w.Header().Set("X-Request-Id", x.id)
 		c, ok := s.authenticate(x.st, w, r)
@@ -121,7 +123,11 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				return
 			}
 		}
-		if !messages && x.idempotent(body) {
+		idemBody := body
+		if messages {
+			idemBody = x.native // the client's own body, not its translation
+		}
+		if x.idempotent(idemBody) {
 			return
 		}
 		if chat && x.lookup(body, x.client) {
@@ -214,7 +220,7 @@ func (x *exchange) paced(c *client, tokens int) bool {
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
 	if x.idemRec != nil {
-		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "") // not kept: the key is free again
+		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
 	}
 	d := x.s.since(x.start)
 	model := ""
@@ -426,6 +432,24 @@ func describeSkips(skips []router.Skip) string {
 type recorder struct {
 	http.ResponseWriter
 	status int
+	// capturing keeps a copy of the body written, up to limit bytes (an
+	// idempotent Messages answer is stored as it was sent); over the
+	// limit the copy is dropped.
+	capturing bool
+	captured  []byte
+	limit     int64
+}
+
+// capture starts keeping a copy of what is written, up to limit bytes.
+func (r *recorder) capture(limit int64) { r.capturing, r.limit = true, limit }
+
+// copied returns the copy of the body written, nil if it outgrew its limit
+// or none was asked for.
+func (r *recorder) copied() []byte {
+	if !r.capturing {
+		return nil
+	}
+	return r.captured
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -438,6 +462,13 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(p []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+	}
+	if r.capturing {
+		if int64(len(r.captured)+len(p)) > r.limit {
+			r.capturing, r.captured = false, nil
+		} else {
+			r.captured = append(r.captured, p...)
+		}
 	}
 	return r.ResponseWriter.Write(p)
 }

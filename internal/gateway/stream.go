@@ -120,7 +120,7 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		x.s.readers.Put(rd)
 	}()
 	var asm *cache.Assembler
-	if limit := x.keepLimit(); limit > 0 {
+	if limit := x.keepLimit(); limit > 0 && !x.messages { // Messages answers are kept as sent
 		asm = cache.NewAssembler(limit)
 	}
 	for {
@@ -160,6 +160,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			// The cost is known at the end: it follows as a trailer.
 			x.w.Header().Set("Trailer", "X-Fusebox-Cost")
 			x.w.WriteHeader(http.StatusOK)
+			if x.messages {
+				x.captureForReplay()
+			}
 			out = x.sink(a)
 			for _, raw := range held {
 				out.Write(raw)
@@ -182,6 +185,9 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			}
 			out.Write(ev.Raw)
 			out.Close()
+			if x.messages {
+				x.keepSent("text/event-stream", a.Target.Name)
+			}
 			// Read what follows [DONE] (the chunked body's end) so the
 			// upstream connection goes back to the pool, not away.
 			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
