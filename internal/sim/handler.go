@@ -67,9 +67,13 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *plan, stream 
 	if !faulted && !p.limit.refused {
 		return false
 	}
-	if err := s.sleep(r.Context(), p.extra); err != nil {
-		s.stats.finish(OutcomeCanceled)
-		return true
+	// Without a spike's extra latency the refusal is at once: a client
+	// that already left still met the fault, and is counted under it.
+	if p.extra > 0 {
+		if err := s.sleep(r.Context(), p.extra); err != nil {
+			s.stats.finish(OutcomeCanceled)
+			return true
+		}
 	}
 	if faulted {
 		s.writeFault(w, r, p.fault, p.limit.headers)
