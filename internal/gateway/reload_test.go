@@ -251,3 +251,33 @@ func series(t *testing.T, base, name string) string {
 	}
 	return ""
 }
+
+// A reload that removes a target removes its series from /metrics; those
+// of the targets that stay are kept.
+func TestReloadForgetsRemovedTargetsMetrics(t *testing.T) {
+	p, s := newUpstream(t, chatOK("primary")), newUpstream(t, chatOK("secondary"))
+	extra := reloadBase + `
+  - name: other
+    targets: [{provider: secondary, model: other-model}]
+`
+	_, gw, set := reloadable(t, extra, p, s)
+	c := newClient(gw.URL)
+	for _, model := range []string{"smart", "other"} {
+		if _, err := c.Chat.Completions.New(t.Context(), params(model)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := `fusebox_upstream_attempts_total{target="secondary/other-model",verdict="success"} 1`
+	kept := `fusebox_upstream_attempts_total{target="primary/gpt-4.1",verdict="success"} 1`
+	if m := scrape(t, gw.URL); !strings.Contains(m, gone) || !strings.Contains(m, kept) {
+		t.Fatalf("before the reload /metrics lacks a target:\n%s", m)
+	}
+	set(reloadBase)
+	if code, body := adminReload(t, gw); code != 200 || !strings.Contains(body, `"removed":["secondary/other-model"]`) {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	m := scrape(t, gw.URL)
+	if strings.Contains(m, `target="secondary/other-model"`) || !strings.Contains(m, kept) {
+		t.Fatalf("after the reload:\n%s", m)
+	}
+}

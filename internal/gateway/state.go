@@ -161,6 +161,11 @@ func (s *Server) Reload() (ReloadResult, error) {
 		s.idem.configure(cfg.Idempotency)
 	}
 	s.st.Store(st)
+	live := map[*router.Target]bool{}
+	for _, t := range st.router.Targets() {
+		live[t] = true
+	}
+	s.metrics.Forget(res.Removed, func(t *router.Target) bool { return live[t] })
 	s.log.Info("configuration reloaded", "file", cfg.File, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,
 		"targets_removed", res.Removed, "warnings", res.Warnings)
 	return res, nil

@@ -185,6 +185,31 @@ func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Forget drops the series of targets that a configuration reload removed,
+// so /metrics stops showing them, and the children bound to any target
+// that is no longer in use. (Targets rebuilt under the same name keep
+// their series.) live reports whether a target is still in use.
+func (m *Metrics) Forget(removed []string, live func(*router.Target) bool) {
+	if m == nil {
+		return
+	}
+	for _, name := range removed {
+		match := prometheus.Labels{"target": name}
+		for _, v := range []*prometheus.CounterVec{m.attempts, m.skips, m.transitions, m.tokens, m.cost, m.retries, m.failovers} {
+			v.DeletePartialMatch(match)
+		}
+		for _, v := range []*prometheus.HistogramVec{m.attDuration, m.ttfb, m.limiterWait} {
+			v.DeletePartialMatch(match)
+		}
+	}
+	m.bound.Range(func(k, _ any) bool {
+		if !live(k.(*router.Target)) {
+			m.bound.Delete(k)
+		}
+		return true
+	})
+}
+
 func (m *Metrics) target(t *router.Target) *targetMetrics {
 	if tm, ok := m.bound.Load(t); ok {
 		return tm.(*targetMetrics)
