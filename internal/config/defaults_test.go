@@ -24,6 +24,9 @@ func TestDefaultsFilled(t *testing.T) {
 	if c.Listen != DefaultListen || c.State != DefaultState {
 		t.Errorf("Listen, State = %q, %q", c.Listen, c.State)
 	}
+	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}); c.Server != want {
+		t.Errorf("server = %+v, want %+v", c.Server, want)
+	}
 	if c.Clients[0].Weight != 1 {
 		t.Errorf("client weight = %d, want 1", c.Clients[0].Weight)
 	}
