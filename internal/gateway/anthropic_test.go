@@ -372,3 +372,21 @@ func TestMessagesIdempotency(t *testing.T) {
 		}
 	}
 }
+
+// On /v1/messages too, a 2xx that is not a JSON object sends the walk on.
+func TestMessagesNonJSONSuccessFailsOver(t *testing.T) {
+	claude := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html>bad gateway</html>")
+	})
+	oai := newUpstream(t, chatOK("openai"))
+	_, gw := start(t, Options{}, fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"))
+	client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+	msg, err := client.Messages.New(t.Context(), anthropicsdk.MessageNewParams{
+		Model: "smart", MaxTokens: 100,
+		Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))},
+	})
+	if err != nil || len(msg.Content) == 0 || msg.Content[0].Text != "hello from openai" || claude.calls() != 1 {
+		t.Fatalf("message %+v, %v (claude called %d)", msg, err, claude.calls())
+	}
+}

@@ -765,3 +765,35 @@ func TestClientBudget(t *testing.T) {
 		t.Fatalf("the next day: %v", err)
 	}
 }
+
+// A 2xx that is not a JSON object (an HTML page from a proxy in the way, a
+// cut body) is no answer: the walk goes on to the next target unseen, and
+// counts it against the target that sent it.
+func TestNonJSONSuccessFailsOver(t *testing.T) {
+	page := func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>Service temporarily unavailable</body></html>")
+	}
+	p, s := newUpstream(t, page), newUpstream(t, chatOK("secondary"))
+	srv, gw := gateway(t, nil, twoTargets, p, s)
+	c := newClient(gw.URL)
+	var resp *http.Response
+	got, err := c.Chat.Completions.New(t.Context(), params("smart"), option.WithResponseInto(&resp))
+	if err != nil || text(got) != "hello from secondary" {
+		t.Fatalf("%q %v", text(got), err)
+	}
+	if tried := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(tried, "invalid_answer") {
+		t.Fatalf("tried %q; want the primary's invalid answer named", tried)
+	}
+	if tot := srv.Router().Targets()[0].Breaker().Snapshot().Totals; tot.Failed != 1 {
+		t.Fatalf("primary breaker totals %+v; want one failure", tot)
+	}
+	// Every target so: a 503 that says why.
+	s.set(page)
+	_, err = c.Chat.Completions.New(t.Context(), params("smart"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || !strings.Contains(apiErr.Message, "not a JSON object") &&
+		!strings.Contains(apiErr.Message, "invalid_answer") {
+		t.Fatalf("all targets answering HTML: %v", err)
+	}
+}

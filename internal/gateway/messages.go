@@ -139,18 +139,26 @@ func (s *anthropicSink) Broken(msg string) {
 }
 
 // serveMessages answers a non-streamed Messages request: an error answer
-// in Anthropic's shape, a success translated back.
-func (x *exchange) serveMessages(a *router.Attempt) {
+// in Anthropic's shape, a success translated back. It reports false, having
+// sent nothing, when the walk should go on to the next target (the answer
+// broke off, or is not a JSON object).
+func (x *exchange) serveMessages(a *router.Attempt) bool {
 	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, anthropic.MaxResponseSize))
 	a.Resp.Body.Close()
 	if a.Final {
 		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
-		return
+		return true
 	}
-	if err != nil {
+	switch {
+	case err != nil && x.r.Context().Err() != nil:
+		a.Abandon()
+		return true
+	case err != nil:
 		a.Fail(x.s.classifyReadError(err))
-		writeAnthropicError(x.w, http.StatusBadGateway, "Reading the answer from "+a.Target.Name+" failed: "+err.Error())
-		return
+		return false
+	case !jsonObject(body):
+		a.Fail(invalidAnswer(a))
+		return false
 	}
 	if a.Native {
 		a.Succeed(0)
@@ -160,19 +168,20 @@ func (x *exchange) serveMessages(a *router.Attempt) {
 		x.captureForReplay()
 		x.writeJSON(body)
 		x.keepSent("application/json", a.Target.Name)
-		return
+		return true
 	}
 	x.account(a, usageOf(body))
 	out, err := anthropic.ToMessagesResponse(body, x.model)
 	if err != nil {
 		a.Succeed(0) // the target answered; the translation is ours
 		writeAnthropicError(x.w, http.StatusBadGateway, "The answer from "+a.Target.Name+" could not be translated to the Messages API: "+err.Error())
-		return
+		return true
 	}
 	a.Succeed(0)
 	x.captureForReplay()
 	x.writeJSON(out)
 	x.keepSent("application/json", a.Target.Name)
+	return true
 }
 
 // writeJSON writes a 200 JSON answer.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
@@ -292,8 +294,10 @@ func (x *exchange) serve(ctx context.Context) {
 		}
 		if x.messages {
 			x.headers(a, x.s.clk.Now())
-			x.serveMessages(a)
-			return
+			if x.serveMessages(a) {
+				return
+			}
+			continue // nothing sent yet: on to the next target
 		}
 		if a.Final {
 			x.headers(a, x.s.clk.Now())
@@ -314,6 +318,10 @@ func (x *exchange) serve(ctx context.Context) {
 			x.headers(a, x.s.clk.Now())
 			x.copyAnswer(a, body)
 			return
+		case !jsonObject(body):
+			a.Resp.Body.Close()
+			a.Fail(invalidAnswer(a))
+			continue // nothing sent yet: on to the next target
 		}
 		a.Resp.Body.Close()
 		a.Succeed(0)
@@ -332,6 +340,26 @@ func (x *exchange) serve(ctx context.Context) {
 		x.w.Write(body)
 		return
 	}
+}
+
+// jsonObject reports whether body looks like a whole JSON object: its
+// first and last bytes other than white space are braces. A 2xx answer that
+// is not (an HTML page from a proxy in the way, a cut body) is no answer.
+// It costs next to nothing; the client's JSON parser does the rest.
+func jsonObject(body []byte) bool {
+	b := bytes.TrimSpace(body)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
+}
+
+// errInvalidAnswer is a 2xx answer that is not a JSON object.
+var errInvalidAnswer = errors.New("the answer is not a JSON object")
+
+// invalidAnswer is the verdict on such an answer: an outage of its target.
+func invalidAnswer(a *router.Attempt) aierr.Verdict {
+	v := aierr.ClassifyError(errInvalidAnswer)
+	v.Status, v.Code = a.Resp.StatusCode, "invalid_answer"
+	v.Message = "a " + strconv.Itoa(a.Resp.StatusCode) + " answer that is not a JSON object (" + a.Resp.Header.Get("Content-Type") + ")"
+	return v
 }
 
 // copyAnswer passes an answer through as it comes (after prefix, already
