@@ -94,9 +94,10 @@ type Transport struct {
 	maxHeader   int64
 	clk         clock.Clock
 
-	// mu guards idle and closed.
-	mu   sync.Mutex
-	idle map[string][]*conn // by scheme://host:port, most recently used last
+	// mu guards idle and sweeping.
+	mu       sync.Mutex
+	idle     map[string][]*conn // by scheme://host:port, most recently used last
+	sweeping bool               // a sweep of expired idle connections is scheduled
 }
 
 // New returns a Transport.
@@ -178,6 +179,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("h1: no host in request URL")
 	}
 	ctx := req.Context()
+	if ctx.Err() != nil {
+		closeBody(req)
+		return nil, context.Cause(ctx)
+	}
 	key := req.URL.Scheme + "://" + canonicalAddr(req.URL)
 	for {
 		c, reused, err := t.get(ctx, key, req.URL)
@@ -356,6 +361,49 @@ func (t *Transport) put(c *conn) {
 		return
 	}
 	t.idle[c.key] = append(t.idle[c.key], c)
+	if !t.sweeping {
+		t.sweeping = true
+		t.clk.AfterFunc(t.idleTimeout, t.sweep)
+	}
+}
+
+// sweep closes the connections idle for IdleTimeout or more, so a quiet
+// transport does not hold sockets its servers have long closed, and comes
+// back while any are left. Nothing is scheduled while the pool is empty.
+func (t *Transport) sweep() {
+	now := t.clk.Now()
+	var expired []*conn
+	var oldest time.Time // of the connections kept
+	t.mu.Lock()
+	for key, list := range t.idle {
+		kept := list[:0]
+		for _, c := range list {
+			switch {
+			case now.Sub(c.idleAt) >= t.idleTimeout:
+				expired = append(expired, c)
+			default:
+				kept = append(kept, c)
+				if oldest.IsZero() || c.idleAt.Before(oldest) {
+					oldest = c.idleAt
+				}
+			}
+		}
+		clear(list[len(kept):])
+		if len(kept) == 0 {
+			delete(t.idle, key)
+		} else {
+			t.idle[key] = kept
+		}
+	}
+	// Next when the oldest one left expires.
+	t.sweeping = !oldest.IsZero()
+	if t.sweeping {
+		t.clk.AfterFunc(oldest.Add(t.idleTimeout).Sub(now), t.sweep)
+	}
+	t.mu.Unlock()
+	for _, c := range expired {
+		c.nc.Close()
+	}
 }
 
 // CloseIdleConnections closes the connections in the pool. Connections in

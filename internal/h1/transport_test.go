@@ -391,6 +391,36 @@ func TestIdleConnectionsExpire(t *testing.T) {
 	}
 }
 
+// Idle connections are closed once IdleTimeout has passed, without a new
+// call to notice them, and no sweep stays scheduled for an empty pool.
+func TestIdleConnectionsAreSwept(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	clk := clocktest.New(time.Unix(1000, 0))
+	tr := New(Settings{Clock: clk, IdleTimeout: time.Minute})
+	defer tr.CloseIdleConnections()
+	call := func() {
+		resp, err := post(t, context.Background(), tr, srv.URL, "{}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+	}
+	call()
+	if tr.idleConns() != 1 || clk.Pending() != 1 {
+		t.Fatalf("%d idle, %d timers; want 1 and a sweep scheduled", tr.idleConns(), clk.Pending())
+	}
+	clk.Advance(30 * time.Second)
+	call() // the connection is used again: idle since now
+	clk.Advance(30 * time.Second)
+	if tr.idleConns() != 1 {
+		t.Fatalf("a connection idle for 30 s was swept")
+	}
+	clk.Advance(30 * time.Second)
+	if tr.idleConns() != 0 || clk.Pending() != 0 {
+		t.Fatalf("%d idle, %d timers after the idle timeout; want none", tr.idleConns(), clk.Pending())
+	}
+}
+
 func TestPoolIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	var started sync.WaitGroup
@@ -510,6 +540,9 @@ func TestHammer(t *testing.T) {
 				got, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				cancel()
+				if i%7 == 3 && errors.Is(err, context.Canceled) {
+					continue // cancelled while it ran
+				}
 				if err != nil || string(got) != strings.Repeat(body, 3) {
 					t.Errorf("%s: %q %v", body, got, err)
 				}
@@ -519,5 +552,18 @@ func TestHammer(t *testing.T) {
 	wg.Wait()
 	if n := tr.idleConns(); n > 8 {
 		t.Fatalf("%d idle connections, over the bound of 8", n)
+	}
+}
+
+// A request whose context has already ended is not sent.
+func TestEndedContextSendsNothing(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	tr := New(Settings{})
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("gone")
+	cancel(cause)
+	if _, err := post(t, ctx, tr, srv.URL, "{}"); !errors.Is(err, cause) || conns.Load() != 0 {
+		t.Fatalf("err %v, %d connections; want the cause and none", err, conns.Load())
 	}
 }
