@@ -43,7 +43,7 @@ type Fields struct {
 func Scan(body []byte) Fields {
 	var f Fields
 	s := scanner{b: body}
-	s.object(func(key []byte, vStart, vEnd int) {
+	s.object(func(key []byte, vStart, vEnd int) bool {
 		val := body[vStart:vEnd]
 		switch string(key) {
 		case "model":
@@ -62,18 +62,38 @@ func Scan(body []byte) Fields {
 			f.StreamOptions = true
 			in := scanner{b: val}
 			var done bool
-			in.object(func(k []byte, s, e int) {
+			in.object(func(k []byte, s, e int) bool {
 				if string(k) == "include_usage" {
 					f.IncludeUsage = string(val[s:e]) == "true"
 				}
+				return true
 			}, &done)
 		case "max_tokens", "max_completion_tokens":
 			if n, err := strconv.Atoi(string(val)); err == nil && n > 0 {
 				f.MaxTokens = n
 			}
 		}
+		return true
 	}, &f.Object)
 	return f
+}
+
+// Members calls fn with the key (unquoted, still escaped) and the raw
+// value of each member of the JSON object at the start of obj (white space
+// around it allowed), in order, until fn returns false. It reports whether
+// it read the whole object and fn never stopped it. Values are skipped,
+// not validated: pair it with encoding/json where that matters.
+func Members(obj []byte, fn func(key, value []byte) bool) bool {
+	s := scanner{b: obj}
+	stopped, complete := false, false
+	s.object(func(key []byte, vStart, vEnd int) bool {
+		if !fn(key, obj[vStart:vEnd]) {
+			stopped = true
+			return false
+		}
+		return true
+	}, &complete)
+	return complete && !stopped
 }
 
 // WithModel returns body with its "model" value (at f.ModelAt) replaced by
@@ -127,9 +147,9 @@ type scanner struct {
 }
 
 // object calls fn for each member of the object at the scanner's position,
-// with the key (unquoted, still escaped) and the value's span, and sets
-// *complete when the object ends properly.
-func (s *scanner) object(fn func(key []byte, vStart, vEnd int), complete *bool) {
+// with the key (unquoted, still escaped) and the value's span, until fn
+// returns false, and sets *complete when the object ends properly.
+func (s *scanner) object(fn func(key []byte, vStart, vEnd int) bool, complete *bool) {
 	if !s.expect('{') {
 		return
 	}
@@ -148,7 +168,9 @@ func (s *scanner) object(fn func(key []byte, vStart, vEnd int), complete *bool) 
 		if !s.value() {
 			return
 		}
-		fn(s.b[kStart+1:kEnd-1], vStart, s.i)
+		if !fn(s.b[kStart+1:kEnd-1], vStart, s.i) {
+			return
+		}
 		s.space()
 		switch s.peek() {
 		case ',':

@@ -113,3 +113,26 @@ func FuzzWithIncludeUsage(f *testing.F) {
 		}
 	})
 }
+
+func TestMembers(t *testing.T) {
+	var got []string
+	ok := Members([]byte(` {"a": 1, "b\"c":{"x":[1,"}"]}, "d":null} `), func(k, v []byte) bool {
+		got = append(got, string(k)+"="+string(v))
+		return true
+	})
+	if !ok || len(got) != 3 || got[0] != "a=1" || got[1] != `b\"c={"x":[1,"}"]}` || got[2] != "d=null" {
+		t.Fatalf("%v %q", ok, got)
+	}
+	n := 0
+	if Members([]byte(`{"a":1,"b":2}`), func(k, v []byte) bool { n++; return false }) || n != 1 {
+		t.Fatalf("stopping: %d calls", n)
+	}
+	for _, bad := range []string{`{"a":1`, `{"a" 1}`, `[1]`, `{"a":1 "b":2}`, ``} {
+		if Members([]byte(bad), func(k, v []byte) bool { return true }) {
+			t.Errorf("%q read as a whole object", bad)
+		}
+	}
+	if !Members([]byte(`{}`), func(k, v []byte) bool { return true }) {
+		t.Error("{} not read")
+	}
+}

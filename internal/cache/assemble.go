@@ -47,8 +47,9 @@ type Assembler struct {
 // Cache.MaxEntryBytes so as not to accumulate what the cache would refuse.
 func NewAssembler(limit int64) *Assembler { return &Assembler{limit: limit} }
 
-// chunk is the part of a chat.completion.chunk the Assembler reads.
-type chunk struct {
+// envelope is what a chat.completion and its chunks share, besides their
+// choices.
+type envelope struct {
 	ID                json.RawMessage `json:"id"`
 	Object            *string         `json:"object"`
 	Created           json.RawMessage `json:"created"`
@@ -56,8 +57,13 @@ type chunk struct {
 	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
 	ServiceTier       json.RawMessage `json:"service_tier"`
 	Usage             json.RawMessage `json:"usage"`
-	Error             json.RawMessage `json:"error"`
-	Choices           []struct {
+}
+
+// chunk is the part of a chat.completion.chunk the Assembler reads.
+type chunk struct {
+	envelope
+	Error   json.RawMessage `json:"error"`
+	Choices []struct {
 		Index        int             `json:"index"`
 		Delta        json.RawMessage `json:"delta"`
 		Logprobs     json.RawMessage `json:"logprobs"`

@@ -57,14 +57,8 @@ func WriteStream(w io.Writer, e Entry, includeUsage bool) error {
 
 // stored is the part of a chat.completion that Replay reads.
 type stored struct {
-	ID                json.RawMessage `json:"id"`
-	Object            *string         `json:"object"`
-	Created           json.RawMessage `json:"created"`
-	Model             json.RawMessage `json:"model"`
-	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
-	ServiceTier       json.RawMessage `json:"service_tier"`
-	Usage             json.RawMessage `json:"usage"`
-	Choices           []struct {
+	envelope
+	Choices []struct {
 		Index        int             `json:"index"`
 		Message      json.RawMessage `json:"message"`
 		Logprobs     json.RawMessage `json:"logprobs"`

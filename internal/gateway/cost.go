@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -38,29 +39,29 @@ func (u usage) anthropic() *usage {
 
 // usageOf finds the "usage" object of an answer or a stream chunk without
 // decoding the rest; nil if there is none. The counts are read straight
-// from the object's members; anything unusual (an escaped key, a count that
-// is not a plain integer) sends the object through encoding/json instead,
-// so the two readings agree.
+// from the object's members (aireq.Members); anything unusual (an escaped
+// key, a count that is not a plain integer, a cut object) sends the object
+// through encoding/json instead, so the two readings agree.
 func usageOf(body []byte) *usage {
 	i := bytes.LastIndex(body, []byte(`"usage"`))
 	if i < 0 {
 		return nil
 	}
-	rest := trimSpace(body[i+len(`"usage"`):])
+	rest := bytes.TrimLeft(body[i+len(`"usage"`):], " \t\r\n")
 	if len(rest) == 0 || rest[0] != ':' {
 		return nil
 	}
-	rest = trimSpace(rest[1:])
-	end := valueEnd(rest)
-	if end < 0 || rest[0] != '{' {
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '{' {
 		return nil
 	}
-	obj := rest[:end]
 	var u usage
 	// Keys match without regard to case, and a later member wins, as in
 	// encoding/json.
-	ok := members(obj, func(key, v []byte) bool {
+	ok := aireq.Members(rest, func(key, v []byte) bool {
 		switch {
+		case bytes.IndexByte(key, '\\') >= 0:
+			return false
 		case bytes.EqualFold(key, []byte("prompt_tokens")):
 			return count(v, &u.PromptTokens)
 		case bytes.EqualFold(key, []byte("completion_tokens")):
@@ -77,8 +78,11 @@ func usageOf(body []byte) *usage {
 			if v[0] != '{' {
 				return string(v) == "null"
 			}
-			return members(v, func(key, v []byte) bool {
-				if bytes.EqualFold(key, []byte("cached_tokens")) {
+			return aireq.Members(v, func(key, v []byte) bool {
+				switch {
+				case bytes.IndexByte(key, '\\') >= 0:
+					return false
+				case bytes.EqualFold(key, []byte("cached_tokens")):
 					return count(v, &u.PromptTokensDetails.CachedTokens)
 				}
 				return true
@@ -90,44 +94,10 @@ func usageOf(body []byte) *usage {
 		return &u
 	}
 	u = usage{}
-	if json.Unmarshal(obj, &u) != nil {
+	if json.NewDecoder(bytes.NewReader(rest)).Decode(&u) != nil {
 		return nil
 	}
 	return &u
-}
-
-// members calls f with each member of the JSON object obj, in order; it
-// reports false, stopping, when f does or when obj holds what it does not
-// read simply (an escaped key).
-func members(obj []byte, f func(key, value []byte) bool) bool {
-	b := trimSpace(obj[1:])
-	for len(b) > 0 && b[0] != '}' {
-		if b[0] != '"' {
-			return false
-		}
-		k := bytes.IndexByte(b[1:], '"')
-		if k < 0 || bytes.IndexByte(b[1:1+k], '\\') >= 0 {
-			return false
-		}
-		key := b[1 : 1+k]
-		b = trimSpace(b[2+k:])
-		if len(b) == 0 || b[0] != ':' {
-			return false
-		}
-		b = trimSpace(b[1:])
-		n := valueEnd(b)
-		if n < 0 || !f(key, b[:n]) {
-			return false
-		}
-		b = trimSpace(b[n:])
-		switch {
-		case len(b) > 0 && b[0] == ',':
-			b = trimSpace(b[1:])
-		case len(b) == 0 || b[0] != '}':
-			return false
-		}
-	}
-	return len(b) > 0
 }
 
 // count sets *n from a JSON value: a plain integer, or null (which leaves
@@ -149,56 +119,6 @@ func count(v []byte, n *int) bool {
 	*n = x
 	return true
 }
-
-// valueEnd returns the length of the JSON value at the start of b, or -1
-// if b does not start with a whole one. Strings, objects and arrays are
-// matched to their end; other values run to the next delimiter.
-func valueEnd(b []byte) int {
-	if len(b) == 0 {
-		return -1
-	}
-	switch b[0] {
-	case '"', '{', '[':
-	default:
-		for i, c := range b {
-			switch c {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				if i == 0 {
-					return -1
-				}
-				return i
-			}
-		}
-		return len(b)
-	}
-	depth, inString := 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return -1
-}
-
-func trimSpace(b []byte) []byte { return bytes.TrimLeft(b, " \t\r\n") }
 
 // account prices an answer's usage at its target's price for the alias,
 // counts tokens and cost per target and client, and, while headers can

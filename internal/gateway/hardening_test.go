@@ -38,7 +38,9 @@ func TestOversizedBodyIs413(t *testing.T) {
 // only, so a slow answer after it is not cut.
 func TestSlowBodyIs408ButSlowAnswerIsNot(t *testing.T) {
 	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		time.Sleep(300 * time.Millisecond) // longer than body_timeout
+		// Longer than body_timeout. The timeout is a socket read deadline,
+		// which only real time reaches: no clock can stand in for it.
+		time.Sleep(300 * time.Millisecond)
 		chatOK("primary")(w, r, n)
 	})
 	_, gw := gateway(t, nil, "server: {body_timeout: 100ms}\n"+twoTargets, p, newUpstream(t, chatOK("s")))

@@ -133,10 +133,11 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 		}
 		// Priced as it comes, held or not (a native stream's input is in
 		// message_start, before any content).
-		if u := streamUsage(ev.Data); u != nil {
+		u := streamUsage(ev.Data)
+		if u != nil {
 			x.streamAccount(a, ev.Name, u)
 		}
-		if x.hideUsage && usageOnly(ev.Data) {
+		if x.hideUsage && u != nil && noChoices(ev.Data) {
 			// Kept for the cache, not passed on.
 			if asm != nil && asm.Add(ev.Data) != nil {
 				asm = nil
@@ -241,11 +242,10 @@ func (x *exchange) streamAccount(a *router.Attempt, event string, u *usage) {
 	}
 }
 
-// usageOnly reports whether a chunk is the usage chunk include_usage adds:
-// no choices, a usage object.
-func usageOnly(data []byte) bool {
-	return (bytes.Contains(data, []byte(`"choices":[]`)) || bytes.Contains(data, []byte(`"choices": []`))) &&
-		streamUsage(data) != nil
+// noChoices reports whether a chunk has an empty choices list: with a
+// usage object, it is the usage chunk include_usage adds.
+func noChoices(data []byte) bool {
+	return bytes.Contains(data, []byte(`"choices":[]`)) || bytes.Contains(data, []byte(`"choices": []`))
 }
 
 // streamUsage returns the usage a chunk carries (the last chunk, with

@@ -366,18 +366,22 @@ func TestCancelWhileReadingTheBody(t *testing.T) {
 	}
 }
 
+// callOnce posts to u and reads the answer, failing the test on an error.
+func callOnce(t *testing.T, tr *Transport, u string) {
+	t.Helper()
+	resp, err := post(t, context.Background(), tr, u, "{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+}
+
 func TestIdleConnectionsExpire(t *testing.T) {
 	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
 	clk := clocktest.New(time.Unix(1000, 0))
 	tr := New(Settings{Clock: clk, IdleTimeout: time.Minute})
 	defer tr.CloseIdleConnections()
-	call := func() {
-		resp, err := post(t, context.Background(), tr, srv.URL, "{}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		readAll(t, resp)
-	}
+	call := func() { callOnce(t, tr, srv.URL) }
 	call()
 	clk.Advance(59 * time.Second)
 	call()
@@ -398,13 +402,7 @@ func TestIdleConnectionsAreSwept(t *testing.T) {
 	clk := clocktest.New(time.Unix(1000, 0))
 	tr := New(Settings{Clock: clk, IdleTimeout: time.Minute})
 	defer tr.CloseIdleConnections()
-	call := func() {
-		resp, err := post(t, context.Background(), tr, srv.URL, "{}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		readAll(t, resp)
-	}
+	call := func() { callOnce(t, tr, srv.URL) }
 	call()
 	if tr.idleConns() != 1 || clk.Pending() != 1 {
 		t.Fatalf("%d idle, %d timers; want 1 and a sweep scheduled", tr.idleConns(), clk.Pending())

@@ -40,8 +40,9 @@ type Request struct {
 	// request's user): the target that last served it is tried first.
 	Session string
 	// Flow names the caller (a client key) and Weight its share: when a
-	// target is at its concurrency limit, the requests waiting for it are
-	// served by weighted fair queueing across flows. Weight 0 counts as 1.
+	// target is at its rate or concurrency limit, the requests waiting for
+	// it are served by weighted fair queueing across flows. Weight 0 counts
+	// as 1.
 	Flow   string
 	Weight float64
 }
@@ -194,16 +195,20 @@ func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
 		w.skip(t, "breaker open", now+int64(open.RetryAfter()))
 		return nil, false
 	}
-	queued := w.r.now()
-	if reason, until, ok := w.admit(ctx, t); !ok {
-		permit.Ignore()
-		w.skip(t, reason, until)
-		return nil, false
+	a := &Attempt{Target: t, Key: key, w: w, permit: permit}
+	if t.Limited() {
+		// Only a target with limits can make the attempt wait.
+		queued := w.r.now()
+		if reason, until, ok := w.admit(ctx, t); !ok {
+			permit.Ignore()
+			w.skip(t, reason, until)
+			return nil, false
+		}
+		a.queued = time.Duration(w.r.now() - queued)
 	}
 	w.n++
 	w.Attempts++
-	a := &Attempt{Target: t, Key: key, w: w, permit: permit, started: w.r.now(), Start: w.r.clk.Now(), retry: w.n > 1}
-	a.queued = time.Duration(a.started - queued)
+	a.started, a.Start, a.retry = w.r.now(), w.r.clk.Now(), w.n > 1
 	t.inFlight.Add(1)
 	call := w.call(t, key)
 	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages() {
