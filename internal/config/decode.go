@@ -57,6 +57,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			if s, ok := d.scalar(n, path, "a string"); ok {
 				v.SetString(s)
 			}
+		case reflect.Bool:
+			d.boolean(n, v, path)
 		case reflect.Int:
 			d.integer(n, v, path)
 		case reflect.Float64:
@@ -133,6 +135,93 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	v.SetInt(int64(dur))
+}
+
+// A duration field of a struct may take a word instead of a duration, set
+// in a companion field that the file cannot name, by one of two tags:
+//
+//	auto:"Flag"   "auto" sets the bool field Flag and leaves the duration
+//	              alone (defaults then fill it in, see inherit)
+//	quantile:"Q"  "p95" or "p99.9" sets the float field Q to 0.95 or 0.999
+//
+// wordOr decodes such a field f of the struct st, and reports whether f is
+// one; other fields are left to decode.
+func (d *decoder) wordOr(n *yaml.Node, st reflect.Value, f reflect.StructField, path string) bool {
+	flag, quantile := f.Tag.Get("auto"), f.Tag.Get("quantile")
+	if flag == "" && quantile == "" {
+		return false
+	}
+	n = resolve(n)
+	if d.nodes++; d.nodes > maxNodes {
+		return true // decode has reported it
+	}
+	want := "a duration or auto"
+	if quantile != "" {
+		want = "a duration or a percentile"
+	}
+	s, ok := d.scalar(n, path, want)
+	if !ok {
+		return true
+	}
+	word := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case flag != "" && word == "auto":
+		st.FieldByName(flag).SetBool(true)
+	case quantile != "" && strings.HasPrefix(word, "p"):
+		q, ok := parsePercentile(word)
+		if !ok {
+			d.r.at(n.Line, path, "bad percentile "+strconv.Quote(s)+" (want p50 to p99.9, at most one decimal: p90, p95, p99.9)")
+			return true
+		}
+		st.FieldByName(quantile).SetFloat(q)
+	default:
+		dur, err := time.ParseDuration(strings.TrimSpace(s))
+		switch {
+		case err == nil:
+			st.FieldByIndex(f.Index).SetInt(int64(dur))
+		case quantile != "":
+			d.r.at(n.Line, path, "bad value "+strconv.Quote(s)+" (want a duration such as 800ms, or a percentile such as p95)")
+		default:
+			d.r.at(n.Line, path, "bad duration "+strconv.Quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)")
+		}
+	}
+	return true
+}
+
+// parsePercentile turns "p95" or "p99.9" into 0.95 or 0.999: p50 to p99.9,
+// with at most one decimal.
+func parsePercentile(word string) (float64, bool) {
+	num := strings.TrimPrefix(word, "p")
+	whole, frac, hasFrac := strings.Cut(num, ".")
+	if len(whole) != 2 || (hasFrac && len(frac) != 1) {
+		return 0, false
+	}
+	tenths, err := strconv.Atoi(whole + frac)
+	if err != nil || strings.ContainsAny(num, "+-") {
+		return 0, false
+	}
+	if !hasFrac {
+		tenths *= 10
+	}
+	if tenths < 500 || tenths > 999 {
+		return 0, false
+	}
+	return float64(tenths) / 1000, true
+}
+
+func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string) {
+	s, ok := d.scalar(n, path, "true or false")
+	if !ok {
+		return
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "on":
+		v.SetBool(true)
+	case "false", "no", "off":
+		v.SetBool(false)
+	default:
+		d.r.at(n.Line, path, "want true or false, got "+strconv.Quote(s))
+	}
 }
 
 func (d *decoder) kind(n *yaml.Node, v reflect.Value, path string) {
@@ -248,7 +337,9 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 			continue // an empty value leaves the field unset, to inherit
 		}
 		d.r.lines[p] = kv.key.Line
-		d.decode(kv.val, v.Field(i), p)
+		if !d.wordOr(kv.val, v, v.Type().Field(i), p) {
+			d.decode(kv.val, v.Field(i), p)
+		}
 	}
 }
 

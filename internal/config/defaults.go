@@ -24,6 +24,20 @@ const (
 	DefaultTTFBTimeout       = 60 * time.Second
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultTotalTimeout      = 10 * time.Minute
+	// DefaultMinSuspectAfter is the least suspect_after derived from idle
+	// (idle/8).
+	DefaultMinSuspectAfter = 250 * time.Millisecond
+	// The breaker block's defaults, for recovery within about 8 s.
+	DefaultBreakerOpen = 5 * time.Second
+	DefaultOpenBackoff = 1.5
+	DefaultMaxOpen     = 8 * time.Second
+	// DefaultSameTargetWait is retry.same_target_wait's default.
+	DefaultSameTargetWait = 2 * time.Second
+	// DefaultAuthRest is how long a refused key stays out of the rotation.
+	DefaultAuthRest = 5 * time.Minute
+	// The hedge block's defaults.
+	DefaultHedgeMax    = 1
+	DefaultHedgeBudget = 0.1
 )
 
 // defaultBaseURL returns the API root of a provider type; "" for an unknown
@@ -62,6 +76,8 @@ func (c *Config) setDefaults() {
 	builtin := Timeouts{Connect: DefaultConnectTimeout, TTFB: DefaultTTFBTimeout,
 		Idle: DefaultIdleTimeout, Total: DefaultTotalTimeout}
 	inherit(&c.Defaults.Timeouts, builtin, "defaults.timeouts", l)
+	suspectDefault(&c.Defaults.Timeouts, l, "defaults.timeouts")
+	inherit(&c.Defaults.Retry, Retry{SameTargetWait: DefaultSameTargetWait}, "defaults.retry", l)
 	for name, p := range c.Providers {
 		p.Name = name
 		if p.Type == "" && (name == string(TypeOpenAI) || name == string(TypeAnthropic)) {
@@ -70,25 +86,69 @@ func (c *Config) setDefaults() {
 		if p.BaseURL == "" {
 			p.BaseURL = defaultBaseURL(p.Type)
 		}
-		inherit(&p.Timeouts, c.Defaults.Timeouts, "providers."+name+".timeouts", l)
+		path := "providers." + name
+		inherit(&p.Timeouts, c.Defaults.Timeouts, path+".timeouts", l)
+		suspectDefault(&p.Timeouts, l, path+".timeouts", "defaults.timeouts")
+		if !l.has(path + ".auth_rest") {
+			p.AuthRest = DefaultAuthRest
+		}
 		c.Providers[name] = p
 	}
+	// Aliases inherit the breaker block as written, then fill what is
+	// left: max_open's default depends on the alias's own open.
+	written := c.Defaults.Breaker
+	breakerDefaults(&c.Defaults.Breaker)
 	for i := range c.Models {
-		c.modelDefaults(i)
+		c.modelDefaults(i, written)
 	}
 }
 
-// modelDefaults fills the defaults of models[i] and its targets.
-func (c *Config) modelDefaults(i int) {
+// breakerDefaults fills the open period's fields left zero: open 5s,
+// open_backoff 1.5, max_open 8s or open when that is longer, so that an
+// explicit open above 8s is never above its cap.
+func breakerDefaults(b *Breaker) {
+	b.Open = cmp.Or(b.Open, DefaultBreakerOpen)
+	b.OpenBackoff = cmp.Or(b.OpenBackoff, DefaultOpenBackoff)
+	b.MaxOpen = cmp.Or(b.MaxOpen, max(DefaultMaxOpen, b.Open))
+}
+
+// suspectDefault sets t.SuspectAfter from t.Idle, idle/8 and at least
+// 250ms (0 when idle is 0), unless a block of t's inheritance chain, at
+// paths, sets suspect_after.
+func suspectDefault(t *Timeouts, l lines, paths ...string) {
+	for _, p := range paths {
+		if l.has(p + ".suspect_after") {
+			return
+		}
+	}
+	t.SuspectAfter = 0
+	if t.Idle > 0 {
+		t.SuspectAfter = max(t.Idle/8, DefaultMinSuspectAfter)
+	}
+}
+
+// modelDefaults fills the defaults of models[i] and its targets; breaker is
+// defaults.breaker as the file wrote it.
+func (c *Config) modelDefaults(i int, breaker Breaker) {
 	l, m := c.lines, &c.Models[i]
 	path := "models[" + strconv.Itoa(i) + "]"
 	if m.Strategy == "" {
 		m.Strategy = DefaultStrategy
 	}
-	inherit(&m.Breaker, c.Defaults.Breaker, path+".breaker", l)
+	inherit(&m.Breaker, breaker, path+".breaker", l)
+	breakerDefaults(&m.Breaker)
 	inherit(&m.Retry, c.Defaults.Retry, path+".retry", l)
+	if l.has(path + ".hedge") {
+		if !l.has(path + ".hedge.max") {
+			m.Hedge.Max = DefaultHedgeMax
+		}
+		if !l.has(path + ".hedge.budget") {
+			m.Hedge.Budget = DefaultHedgeBudget
+		}
+	}
 	own := m.Timeouts
 	inherit(&m.Timeouts, c.Defaults.Timeouts, path+".timeouts", l)
+	suspectDefault(&m.Timeouts, l, path+".timeouts", "defaults.timeouts")
 	for j := range m.Targets {
 		t := &m.Targets[j]
 		tp := path + ".targets[" + strconv.Itoa(j) + "]"
@@ -108,16 +168,27 @@ func (c *Config) modelDefaults(i int) {
 		}
 		t.Timeouts = own
 		inherit(&t.Timeouts, p.Timeouts, path+".timeouts", l)
+		suspectDefault(&t.Timeouts, l, path+".timeouts", "providers."+t.Provider+".timeouts", "defaults.timeouts")
 	}
 }
 
 // inherit copies into *dst each field of src that the file did not set under
-// path. dst and src are flat blocks: Breaker, Retry, Timeouts.
+// path. dst and src are flat blocks: Breaker, Retry, Timeouts. A field with
+// an auto companion (see wordOr) brings its flag along; one the file set to
+// auto takes src's value, its ceiling, and keeps its flag.
 func inherit[T any](dst *T, src T, path string, l lines) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
 	for i := range d.NumField() {
-		name := yamlName(d.Type().Field(i))
-		if name != "" && !l.has(path+"."+name) {
+		f := d.Type().Field(i)
+		name, flag := yamlName(f), f.Tag.Get("auto")
+		switch {
+		case name == "":
+		case !l.has(path + "." + name):
+			d.Field(i).Set(s.Field(i))
+			if flag != "" {
+				d.FieldByName(flag).Set(s.FieldByName(flag))
+			}
+		case flag != "" && d.FieldByName(flag).Bool():
 			d.Field(i).Set(s.Field(i))
 		}
 	}

@@ -36,7 +36,8 @@ func TestDefaultsFilled(t *testing.T) {
 	if p := c.Providers["anthropic"]; p.Type != TypeAnthropic || p.BaseURL != DefaultAnthropicBaseURL {
 		t.Errorf("anthropic = %+v", p)
 	}
-	builtin := Timeouts{Connect: 5 * time.Second, TTFB: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute}
+	builtin := Timeouts{Connect: 5 * time.Second, TTFB: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute,
+		SuspectAfter: 3750 * time.Millisecond}
 	if c.Defaults.Timeouts != builtin {
 		t.Errorf("defaults.timeouts = %+v, want %+v", c.Defaults.Timeouts, builtin)
 	}
@@ -54,7 +55,8 @@ func TestDefaultsFilled(t *testing.T) {
 	if want := builtin; t0.Timeouts != want {
 		t.Errorf("target 0 timeouts = %+v, want %+v", t0.Timeouts, want)
 	}
-	if want := (Timeouts{Connect: 5 * time.Second, TTFB: 5 * time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute}); t1.Timeouts != want {
+	if want := (Timeouts{Connect: 5 * time.Second, TTFB: 5 * time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute,
+		SuspectAfter: 3750 * time.Millisecond}); t1.Timeouts != want {
 		t.Errorf("target 1 timeouts = %+v, want %+v (the provider's ttfb)", t1.Timeouts, want)
 	}
 }
@@ -80,13 +82,15 @@ func TestInheritanceFieldByField(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := c.Models[0], c.Models[1]
-	if want := (Breaker{Window: 10 * time.Second, FailureRate: 0.5, Consecutive: 5, Open: 5 * time.Second}); a.Breaker != want {
+	if want := (Breaker{Window: 10 * time.Second, FailureRate: 0.5, Consecutive: 5, Open: 5 * time.Second,
+		OpenBackoff: 1.5, MaxOpen: 8 * time.Second}); a.Breaker != want {
 		t.Errorf("inherited breaker = %+v, want %+v", a.Breaker, want)
 	}
-	if want := (Breaker{Window: 10 * time.Second, FailureRate: 0.5, Consecutive: 0, Open: time.Second}); b.Breaker != want {
+	if want := (Breaker{Window: 10 * time.Second, FailureRate: 0.5, Consecutive: 0, Open: time.Second,
+		OpenBackoff: 1.5, MaxOpen: 8 * time.Second}); b.Breaker != want {
 		t.Errorf("merged breaker = %+v, want %+v (consecutive: 0 kept)", b.Breaker, want)
 	}
-	if want := (Retry{Attempts: 1, Base: 50 * time.Millisecond}); b.Retry != want {
+	if want := (Retry{Attempts: 1, Base: 50 * time.Millisecond, SameTargetWait: 2 * time.Second}); b.Retry != want {
 		t.Errorf("merged retry = %+v, want %+v", b.Retry, want)
 	}
 	if got := a.Targets[0].Timeouts; got.TTFB != 30*time.Second || got.Total != 2*time.Minute {

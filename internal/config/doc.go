@@ -34,8 +34,10 @@
 //	    base_url: https://api.openai.com/v1 # default per type
 //	    keys: ["${OPENAI_API_KEY}"]    # rotated; none = no auth header
 //	    headers: {OpenAI-Organization: org-123} # extra headers, values secret
-//	    timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # default: defaults.timeouts
+//	    timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # default: defaults.timeouts; no deadline here
 //	    limits: {rpm: 500, tpm: 200000, max_in_flight: 64, max_wait: 2s} # per key; 0 = none
+//	    auth_rest: 5m                  # a refused key (401, 403, quota) is out this long; default 5m, > 0
+//	    auth_probe: 30s                # check a resting key with GET /models this often; default 0 = off; ≥ 1s
 //	    overrides:                     # verdict kinds: outage throttle capacity auth quota client_error canceled success
 //	      status: {429: outage}
 //	      code: {queue_full: outage}
@@ -45,19 +47,22 @@
 //	  read_header_timeout: 10s         # restart to change
 //	  idle_timeout: 120s               # keep-alive connections; restart to change
 //	defaults:                          # inherited field by field by every alias
-//	  breaker: {consecutive: 5, open: 30s}
-//	  retry: {attempts: 3, base: 100ms, max: 10s}
-//	  timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # built-in values shown
+//	  breaker: {consecutive: 5, open: 5s, open_backoff: 1.5, max_open: 8s} # built-in open values shown
+//	  retry: {attempts: 3, base: 100ms, max: 10s, same_target_wait: 2s}
+//	  timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m, deadline: 0} # built-in values shown
 //	models:
 //	  - name: smart                    # what clients put in "model"; required, unique
 //	    strategy: fallback             # fallback (default) | weighted | least-latency | cheapest-healthy
 //	    failover_on: [context_length, content_filter] # client errors that may go to the next target
+//	    hedge: {after: 800ms, max: 1, budget: 0.1} # or after: p95; also ask the next target when slow; off unless set
+//	    continue_on_failure: false     # continue a broken stream on the next target; default false
 //	    targets:                       # at least one, best first
 //	      - provider: openai           # a key of providers
 //	        model: gpt-4.1             # the provider's model name
 //	        weight: 1                  # for weighted; default 1
 //	        price: {input: 2, output: 8, cached_input: 0.5} # USD per million tokens; cached_input defaults to input
 //	        keys: ["${OPENAI_KEY_2}"]  # instead of the provider's keys; default: the provider's
+//	      - {provider: openai, model: gpt-4.1-mini} # hedge and continue_on_failure need a next target
 //	    breaker:                       # see Breaker; every rule off when 0
 //	      window: 10s                  # time window (or window_calls: 100 for a count window)
 //	      buckets: 10
@@ -67,13 +72,14 @@
 //	      consecutive: 5               # failures in a row
 //	      slow_call: 30s               # a call this slow is slow
 //	      slow_call_rate: 0.8          # fraction in (0, 1]
-//	      open: 5s                     # open period; default 30s
-//	      open_backoff: 2              # grow the open period on failed probes
-//	      max_open: 1m                 # default 10 × open
+//	      open: 5s                     # open period; default 5s
+//	      open_backoff: 2              # grow the open period on failed probes; default 1.5
+//	      max_open: 1m                 # default 8s, or open when longer
 //	      open_jitter: 0.1             # fraction in [0, 1)
 //	      probes: 2                    # half-open calls admitted
 //	      probe_successes: 2           # to close
 //	      half_open_max_wait: 60s
+//	      background_probe: true       # probe with max_tokens 1 when the open period ends; default false
 //	    retry:                         # on the same target; see Retry
 //	      attempts: 2                  # calls in all; 1 = no retry; default 3
 //	      base: 200ms                  # default 100ms
@@ -82,10 +88,17 @@
 //	      max_wait: 30s                # longest Retry-After honoured; default 30s
 //	      budget: 0.2                  # retries per request, (0, 1]; default 0.2
 //	      budget_min_per_second: 10    # default 10
-//	    timeouts: {ttfb: 2s, idle: 10s, total: 120s} # over the provider's, per field
+//	      same_target_wait: 2s         # retry one transient failure on the same target; 0 = fail over at once
+//	    timeouts:                      # over the provider's, per field
+//	      ttfb: 2s                     # per attempt, to the first content; or auto: max(1s, 3 × p99), at most the inherited ttfb
+//	      idle: 10s                    # between chunks; or auto, as ttfb
+//	      total: 120s                  # one attempt
+//	      deadline: 30s                # the whole request, failovers included; default none
+//	      suspect_after: 1s            # all streams silent this long: skip the target; default idle/8, ≥ 250ms; 0 = off
 //
 // Durations are Go durations (200ms, 5s, 1m30s); rates are fractions; counts
-// and limits are whole numbers and never negative.
+// and limits are whole numbers and never negative; switches are true or
+// false (yes/no and on/off are accepted too).
 //
 // # Inheritance
 //
@@ -95,6 +108,10 @@
 // or leaves empty ("ttfb:"), comes from defaults. A target's effective
 // timeouts, Target.Timeouts, take each field from the alias if the alias set
 // it, else from the provider, which itself inherits defaults.timeouts.
+// ttfb: auto and idle: auto are inherited the same way, and keep the
+// inherited duration as their ceiling. suspect_after, unless a block of the
+// chain sets it, is worked out last from the idle that applies. The hedge
+// block and continue_on_failure belong to the alias and are not inherited.
 //
 // # Environment variables
 //

@@ -69,12 +69,21 @@ func (r *report) at(line int, field, msg string) {
 // A field that already has an error gets no second one: a value that did not
 // decode is left zero, and "must be set" would only repeat the first error.
 func (r *report) field(field, msg string) {
-	for _, e := range r.errs {
-		if e.Field == field {
-			return
-		}
+	if r.failed(field) {
+		return
 	}
 	r.at(r.lines.of(field), field, msg)
+}
+
+// failed reports whether field already has an error, such as a value that
+// did not decode.
+func (r *report) failed(field string) bool {
+	for _, e := range r.errs {
+		if e.Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // err returns the errors sorted by line (stable, so errors on one line keep

@@ -19,6 +19,9 @@ func TestFingerprint(t *testing.T) {
 		"url":     func(p *Provider) { p.BaseURL = "http://b/v1" },
 		"timeout": func(p *Provider) { p.Timeouts.Connect = 2 * time.Second },
 		"limits":  func(p *Provider) { p.Limits.RPM = 10 },
+		"auto":    func(p *Provider) { p.Timeouts.AutoTTFB = true },
+		"rest":    func(p *Provider) { p.AuthRest = time.Hour },
+		"probe":   func(p *Provider) { p.AuthProbe = time.Minute },
 	} {
 		p := base
 		change(&p)
@@ -28,5 +31,23 @@ func TestFingerprint(t *testing.T) {
 	}
 	if fp := Fingerprint(base); len(fp) != 32 || Fingerprint(&base) == "" {
 		t.Errorf("fingerprint %q", fp)
+	}
+}
+
+// A breaker's fingerprint decides whether a reload keeps its state; every
+// setting of the block is in it, background_probe included.
+func TestBreakerFingerprint(t *testing.T) {
+	base := Breaker{Consecutive: 5, Open: 5 * time.Second, OpenBackoff: 1.5, MaxOpen: 8 * time.Second}
+	for name, change := range map[string]func(b *Breaker){
+		"open":             func(b *Breaker) { b.Open = 6 * time.Second },
+		"open_backoff":     func(b *Breaker) { b.OpenBackoff = 2 },
+		"max_open":         func(b *Breaker) { b.MaxOpen = 9 * time.Second },
+		"background_probe": func(b *Breaker) { b.BackgroundProbe = true },
+	} {
+		b := base
+		change(&b)
+		if Fingerprint(b) == Fingerprint(base) {
+			t.Errorf("a changed %s keeps the breaker's fingerprint", name)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // FuzzParse checks that Parse never panics, and that it returns either a
 // valid Config or an Errors list with a line or a field in every entry.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"../../examples/basic.yaml", "../../examples/failover.yaml"} {
+	for _, name := range []string{"../../examples/basic.yaml", "../../examples/failover.yaml", "../../examples/silent-failures.yaml"} {
 		if data, err := os.ReadFile(name); err == nil {
 			f.Add(data)
 		}
@@ -18,6 +18,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("providers: {openai: {keys: [${K:-x}]}}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n"))
 	f.Add([]byte("a: &a [*a]\nproviders: {x: {<<: *a}}\n"))
 	f.Add([]byte("models: [{breaker: {window: 1s, window_calls: 1, failure_rate: 2}}]\n"))
+	f.Add([]byte("providers: {openai: {timeouts: {ttfb: auto}}}\nmodels: [{name: a, hedge: {after: p95}, targets: [{provider: openai, model: m}, {provider: openai, model: n}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("f.yaml", data, anyEnv)
 		if err == nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"math"
 	"net/url"
 	"reflect"
 	"slices"
@@ -143,6 +144,8 @@ func toNode(v reflect.Value) *yaml.Node {
 	switch v.Kind() {
 	case reflect.String:
 		return scalar(v.String())
+	case reflect.Bool:
+		return scalar("true")
 	case reflect.Int:
 		return scalar(strconv.FormatInt(v.Int(), 10))
 	case reflect.Float64:
@@ -177,17 +180,39 @@ func toNode(v reflect.Value) *yaml.Node {
 	case reflect.Struct:
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		for i := range v.NumField() {
-			name := yamlName(v.Type().Field(i))
+			f := v.Type().Field(i)
+			name := yamlName(f)
 			if name == "" {
 				continue
 			}
-			if val := toNode(v.Field(i)); val != nil {
+			if val := wordNode(v, f); val != nil {
+				n.Content = append(n.Content, scalar(name), val)
+			} else if val := toNode(v.Field(i)); val != nil {
 				n.Content = append(n.Content, scalar(name), val)
 			}
 		}
 		return n
 	}
 	return scalar(v.String())
+}
+
+// wordNode renders the field f of the struct st as the word the file gave
+// (see wordOr): "auto", with its ceiling as a comment, or a percentile; nil
+// when the field holds a plain duration.
+func wordNode(st reflect.Value, f reflect.StructField) *yaml.Node {
+	if flag := f.Tag.Get("auto"); flag != "" && st.FieldByName(flag).Bool() {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Value: "auto"}
+		if d := time.Duration(st.FieldByIndex(f.Index).Int()); d > 0 {
+			n.LineComment = "at most " + d.String()
+		}
+		return n
+	}
+	if q := f.Tag.Get("quantile"); q != "" {
+		if x := st.FieldByName(q).Float(); x > 0 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Value: "p" + strconv.FormatFloat(math.Round(x*1000)/10, 'f', -1, 64)}
+		}
+	}
+	return nil
 }
 
 func keyString(k reflect.Value) string {

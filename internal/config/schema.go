@@ -94,9 +94,9 @@ type Provider struct {
 	// BaseURL is the API root. Default per type: openai
 	// https://api.openai.com/v1, anthropic https://api.anthropic.com.
 	BaseURL string `yaml:"base_url"`
-	// Keys are the API keys, used in rotation; a key the provider rejects
-	// (auth or quota) leaves the rotation. Empty: requests carry no key
-	// (local hosts such as Ollama).
+	// Keys are the API keys, used in rotation; a key the provider refuses
+	// (auth or quota) leaves the rotation for AuthRest. Empty: requests
+	// carry no key (local hosts such as Ollama).
 	Keys []Secret `yaml:"keys"`
 	// Headers are extra request headers (an organisation, an API version,
 	// Azure's api-key). Their values are treated as secrets.
@@ -109,21 +109,66 @@ type Provider struct {
 	Limits Limits `yaml:"limits"`
 	// Overrides change how this provider's answers are classified.
 	Overrides Overrides `yaml:"overrides"`
+	// AuthRest is how long a key refused with a 401 or 403, or a quota
+	// error, stays out of the rotation; a target's own keys included. Must
+	// be above 0. Default: 5m.
+	AuthRest time.Duration `yaml:"auth_rest"`
+	// AuthProbe, when set, checks a key that is out after a refusal this
+	// often, with a cheap request that costs no tokens (GET /models), and
+	// brings the key back as soon as it works, before AuthRest ends. At
+	// least 1s, and below AuthRest. Default: 0, off.
+	AuthProbe time.Duration `yaml:"auth_probe"`
 }
 
-// Timeouts bound one upstream call. A zero field means no bound; the built-in
-// defaults (see defaults.timeouts) keep every field bounded unless set to 0
-// explicitly.
+// Timeouts bound upstream calls. A zero duration means no bound; the
+// built-in defaults (see defaults.timeouts) keep connect, ttfb, idle and
+// total bounded unless set to 0 explicitly.
+//
+// The block is inherited field by field: defaults.timeouts, then the
+// provider's, then the alias's (see Target.Timeouts). Connect, TTFB, Idle,
+// Total and SuspectAfter apply per target; Deadline applies per request.
 type Timeouts struct {
 	// Connect bounds dialling the provider, TCP and TLS. Default: 5s.
 	Connect time.Duration `yaml:"connect"`
-	// TTFB bounds the wait for the first byte of the answer; for a stream,
-	// for the first event that carries content. Default: 60s.
-	TTFB time.Duration `yaml:"ttfb"`
+	// TTFB bounds, per attempt and counted from when the request is sent,
+	// the wait for the response headers and the first content: for a
+	// non-streamed answer its first byte, which most providers send only
+	// once the whole answer is generated, so ttfb must cover generation
+	// time; for a stream, the first event that carries content.
+	// Default: 60s.
+	//
+	// ttfb: auto makes the budget follow the target's own recent
+	// distribution, max(1s, 3 × p99) of the last two minutes, never above
+	// the value inherited: TTFB then holds that inherited value (or the
+	// built-in 60s), the ceiling, and AutoTTFB is set. With an inherited 0
+	// there is no ceiling. Like any field, auto is inherited: a provider's
+	// ttfb: auto applies to its targets unless the alias sets ttfb.
+	TTFB time.Duration `yaml:"ttfb" auto:"AutoTTFB"`
+	// AutoTTFB is set when the file says ttfb: auto; see TTFB.
+	AutoTTFB bool `yaml:"-"`
 	// Idle bounds the silence between two chunks of a stream. Default: 30s.
-	Idle time.Duration `yaml:"idle"`
+	//
+	// idle: auto works as ttfb: auto does, on the gaps between chunks: the
+	// budget follows the target's own recent distribution, max(1s, 3 × p99)
+	// of the last two minutes, never above the value inherited, which Idle
+	// keeps (or the built-in 30s); AutoIdle is set.
+	Idle time.Duration `yaml:"idle" auto:"AutoIdle"`
+	// AutoIdle is set when the file says idle: auto; see Idle.
+	AutoIdle bool `yaml:"-"`
 	// Total bounds one attempt from start to end. Default: 10m.
 	Total time.Duration `yaml:"total"`
+	// Deadline bounds a whole client request, all attempts and failovers
+	// included. It is read per request: for an alias, from the alias's
+	// timeouts (which inherit defaults.timeouts); for a provider/model
+	// request, from defaults.timeouts. A provider's timeouts cannot set it.
+	// Default: 0, no gateway bound (the client's own timeout applies).
+	Deadline time.Duration `yaml:"deadline"`
+	// SuspectAfter: when every in-flight stream of a target has been silent
+	// this long, new requests skip the target; it is not tripped. Default:
+	// Idle/8 (of the ceiling when idle is auto), at least 250ms, computed
+	// from the block's own idle when no block in its chain sets
+	// suspect_after; 0 when Idle is 0. 0: off.
+	SuspectAfter time.Duration `yaml:"suspect_after"`
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no
@@ -156,12 +201,15 @@ type Overrides struct {
 // Defaults are blocks that every alias inherits. An alias that sets a block
 // keeps the fields it names (even when zero) and takes the others from here.
 type Defaults struct {
-	// Breaker is the default circuit breaker of a target.
+	// Breaker is the default circuit breaker of a target. Built in: open
+	// 5s, open_backoff 1.5, max_open 8s (see Breaker).
 	Breaker Breaker `yaml:"breaker"`
-	// Retry is the default retry policy on one target.
+	// Retry is the default retry policy on one target. Built in:
+	// same_target_wait 2s; the others are retry.Policy's defaults.
 	Retry Retry `yaml:"retry"`
 	// Timeouts are the default timeouts, also inherited by providers.
-	// Built in: connect 5s, ttfb 60s, idle 30s, total 10m.
+	// Built in: connect 5s, ttfb 60s, idle 30s, total 10m, deadline 0 (none),
+	// suspect_after idle/8 (at least 250ms).
 	Timeouts Timeouts `yaml:"timeouts"`
 }
 
@@ -220,7 +268,45 @@ type Model struct {
 	// Degraded is the answer given when no target and no cached answer can
 	// serve. Off unless content or message is set.
 	Degraded Degraded `yaml:"degraded"`
+	// Hedge sends a slow request to the next target as well, and keeps
+	// whichever answer brings content first. Off unless the block is set;
+	// not inherited from defaults. Needs at least two targets.
+	Hedge Hedge `yaml:"hedge"`
+	// ContinueOnFailure: a stream that breaks after content was sent to the
+	// client is continued on the next target, asked to go on from the text
+	// already delivered, instead of ending in an error. Needs at least two
+	// targets. Default: false, because the continuation is another model's
+	// words.
+	ContinueOnFailure bool `yaml:"continue_on_failure"`
 }
+
+// Hedge configures an alias's hedged requests: when the first attempt has
+// brought no content after a delay, the same request also goes to the next
+// target, and the first of them to bring content wins; the others are
+// cancelled. Written {after: 800ms, max: 1, budget: 0.1}. The zero value is
+// off.
+type Hedge struct {
+	// After is the delay before a hedge is sent, counted like ttfb from
+	// when the first request was sent. The file gives it as a duration
+	// (after: 800ms) or as a percentile (after: p95, see AfterQuantile);
+	// one of the two is required.
+	After time.Duration `yaml:"after" quantile:"AfterQuantile"`
+	// AfterQuantile is set when the file gives after as a percentile, pNN
+	// or pNN.N from p50 to p99.9 (p95 → 0.95): the delay is then that
+	// quantile of the target's recent time to first content.
+	AfterQuantile float64 `yaml:"-"`
+	// Max is the most hedges for one request, each to the next target in
+	// the alias's order: 1 to 3, and fewer than the alias's targets.
+	// Default: 1.
+	Max int `yaml:"max"`
+	// Budget caps hedged requests at this fraction of the alias's recent
+	// requests, in (0, 1], so that a slow provider does not double the
+	// traffic. Default: 0.1.
+	Budget float64 `yaml:"budget"`
+}
+
+// Enabled reports whether the alias hedges.
+func (h Hedge) Enabled() bool { return h.After > 0 || h.AfterQuantile > 0 }
 
 // Server bounds client connections and requests, against slow or
 // oversized clients.
@@ -304,7 +390,9 @@ type Target struct {
 	Keys []Secret `yaml:"keys"`
 
 	// Timeouts are the target's effective timeouts, computed by Parse: the
-	// alias's, then the provider's, then defaults.timeouts, field by field.
+	// alias's, then the provider's, then defaults.timeouts, field by field
+	// (AutoTTFB and AutoIdle with their fields; SuspectAfter, when no block
+	// sets it, from the resulting Idle). Deadline is the alias's.
 	Timeouts Timeouts `yaml:"-"`
 }
 
@@ -344,12 +432,16 @@ type Breaker struct {
 	// SlowCallRate trips when slow calls/calls in the window reach it;
 	// needs SlowCall.
 	SlowCallRate float64 `yaml:"slow_call_rate"`
-	// Open is how long the breaker stays open before probing. Default: 30s.
+	// Open is how long the breaker stays open before probing. 0 or unset:
+	// 5s (the gateway's default; breaker.Config alone would take 30s).
 	Open time.Duration `yaml:"open"`
-	// OpenBackoff multiplies the open period on each failed probe round.
-	// Default: 1 (fixed).
+	// OpenBackoff multiplies the open period on each failed probe round;
+	// 1 keeps it fixed. 0 or unset: 1.5.
 	OpenBackoff float64 `yaml:"open_backoff"`
-	// MaxOpen caps the grown open period. Default: 10 × Open.
+	// MaxOpen caps the grown open period, and the open period a provider's
+	// Retry-After may ask for. 0 or unset: 8s, or Open when that is longer
+	// (the period then stays fixed). With the defaults, 5s growing by 1.5
+	// to 8s, a target that recovers gets traffic back within about 8s.
 	MaxOpen time.Duration `yaml:"max_open"`
 	// OpenJitter spreads open periods by ± this fraction, in [0, 1).
 	// Default: 0.
@@ -362,6 +454,11 @@ type Breaker struct {
 	// HalfOpenMaxWait reopens a half-open breaker whose probes have not
 	// answered in this long. Default: 60s.
 	HalfOpenMaxWait time.Duration `yaml:"half_open_max_wait"`
+	// BackgroundProbe: while the breaker is open, the gateway sends the
+	// target a cheap request (max_tokens 1) when the open period ends, off
+	// the client path, so that recovery is noticed even when no client
+	// request comes. Default: false (the next client request is the probe).
+	BackgroundProbe bool `yaml:"background_probe"`
 }
 
 // Retry configures retries on the same target; see retry.Policy. Failing
@@ -386,4 +483,9 @@ type Retry struct {
 	// BudgetMinPerSecond lets this many retries per second through
 	// whatever the traffic. Default: 10.
 	BudgetMinPerSecond float64 `yaml:"budget_min_per_second"`
+	// SameTargetWait: a transient failure (one 5xx, a reset, or a 429 whose
+	// wait is at most this) on a target whose breaker is still closed is
+	// retried once on the same target before the walk fails over. 0: fail
+	// over at once (latency over keeping the model). Default: 2s.
+	SameTargetWait time.Duration `yaml:"same_target_wait"`
 }

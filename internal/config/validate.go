@@ -128,11 +128,34 @@ func (c *Config) checkProvider(r *report, name string) {
 		}
 	}
 	c.checkTimeouts(r, path+".timeouts", p.Timeouts)
+	if r.lines.has(path + ".timeouts.deadline") {
+		r.field(path+".timeouts.deadline", "deadline bounds a whole request, across targets: set it in the alias's timeouts or in defaults.timeouts")
+	}
+	checkAuthRest(r, path, p)
 	checkLimits(r, path+".limits", p.Limits)
 	for _, status := range sortedKeys(p.Overrides.Status) {
 		if status < 100 || status > 599 {
 			r.field(path+".overrides.status."+strconv.Itoa(status), "not an HTTP status (want 100 to 599)")
 		}
+	}
+}
+
+// checkAuthRest checks how long a refused key rests and how often it is
+// checked meanwhile.
+func checkAuthRest(r *report, path string, p Provider) {
+	switch {
+	case p.AuthRest < 0:
+		r.field(path+".auth_rest", "must not be negative, got "+p.AuthRest.String())
+	case p.AuthRest == 0:
+		r.field(path+".auth_rest", "must be above 0: a refused key stays out this long (default 5m)")
+	}
+	switch probe := p.AuthProbe; {
+	case probe < 0:
+		r.field(path+".auth_probe", "must not be negative, got "+probe.String())
+	case probe > 0 && probe < time.Second:
+		r.field(path+".auth_probe", "must be at least 1s, or 0 for no checks, got "+probe.String())
+	case probe > 0 && p.AuthRest > 0 && probe >= p.AuthRest:
+		r.field(path+".auth_probe", "auth_probe ("+probe.String()+") is not below auth_rest ("+p.AuthRest.String()+"): the key would be back before its first check")
 	}
 }
 
@@ -205,6 +228,54 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 	if st := m.Degraded.Status; st != 0 && (st < 400 || st > 599) {
 		r.field(path+".degraded.status", "must be an error status (400-599), got "+strconv.Itoa(st))
 	}
+	if r.lines.has(path+".hedge") && !r.failed(path+".hedge") {
+		checkHedge(r, path, m)
+	}
+	if m.ContinueOnFailure && len(m.Targets) == 1 {
+		r.field(path+".continue_on_failure", "alias "+strconv.Quote(m.Name)+" has one target: a broken stream is continued on the next target, so it needs at least two")
+	}
+}
+
+// checkHedge checks the hedge block of the alias m at path.
+func checkHedge(r *report, path string, m Model) {
+	h, hp := m.Hedge, path+".hedge"
+	negatives(r, hp, reflect.ValueOf(h))
+	if len(m.Targets) == 1 {
+		r.field(hp, "alias "+strconv.Quote(m.Name)+" has one target: a hedge is sent to the next target, so it needs at least two")
+	}
+	if !h.Enabled() {
+		r.field(hp+".after", "hedge needs after: a duration such as 800ms, or a percentile such as p95")
+	}
+	if t, ok := firstTimeout(m); ok && h.After > 0 && h.After >= t.Timeouts.TTFB {
+		r.field(hp+".after", "after ("+h.After.String()+") is not below the ttfb of "+t.Provider+"/"+t.Model+" ("+t.Timeouts.TTFB.String()+"): its attempt would time out before the hedge is sent")
+	}
+	switch n := len(m.Targets); {
+	case h.Max < 1 || h.Max > 3:
+		r.field(hp+".max", "must be from 1 to 3, got "+strconv.Itoa(h.Max))
+	case n > 1 && h.Max > n-1:
+		r.field(hp+".max", "max "+strconv.Itoa(h.Max)+" needs "+strconv.Itoa(h.Max+1)+" targets (each hedge goes to the next one), the alias has "+strconv.Itoa(n))
+	}
+	if !(h.Budget > 0 && h.Budget <= 1) {
+		r.field(hp+".budget", "must be a fraction in (0, 1], got "+strconv.FormatFloat(h.Budget, 'g', -1, 64))
+	}
+}
+
+// firstTimeout returns, among the targets that may take an alias's first
+// attempt (the first one under fallback, any other way), the one with the
+// shortest fixed ttfb; false when none has one.
+func firstTimeout(m Model) (Target, bool) {
+	candidates := m.Targets
+	if m.Strategy == Fallback && len(candidates) > 1 {
+		candidates = candidates[:1]
+	}
+	var best Target
+	found := false
+	for _, t := range candidates {
+		if tt := t.Timeouts; !tt.AutoTTFB && tt.TTFB > 0 && (!found || tt.TTFB < best.Timeouts.TTFB) {
+			best, found = t, true
+		}
+	}
+	return best, found
 }
 
 var strategies = []Strategy{Fallback, Weighted, LeastLatency, CheapestHealthy}
@@ -250,8 +321,11 @@ func (c *Config) checkModelRef(m string, aliases map[string]string) string {
 func (c *Config) checkTimeouts(r *report, path string, t Timeouts) {
 	negatives(r, path, reflect.ValueOf(t))
 	own := r.lines.has(path+".ttfb") || r.lines.has(path+".total")
-	if own && t.Total > 0 && t.TTFB > t.Total {
+	if own && !t.AutoTTFB && t.Total > 0 && t.TTFB > t.Total {
 		r.field(path+".ttfb", "ttfb ("+t.TTFB.String()+") exceeds total ("+t.Total.String()+")")
+	}
+	if r.lines.has(path+".suspect_after") && t.SuspectAfter > 0 && t.Idle > 0 && t.SuspectAfter >= t.Idle {
+		r.field(path+".suspect_after", "suspect_after ("+t.SuspectAfter.String()+") is not below idle ("+t.Idle.String()+"): streams would time out before the target is suspected")
 	}
 }
 

@@ -75,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 			"      - {provider: opneai, model: gpt}"),
 			[]string{`f.yaml:8: models[0].targets[1].provider: unknown provider "opneai" (known: anthropic, openai)`}},
 		{"bad duration", with("defaults: {timeouts: {ttfb: 10x}}"),
-			[]string{`f.yaml:8: defaults.timeouts.ttfb: bad duration "10x" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
+			[]string{`f.yaml:8: defaults.timeouts.ttfb: bad duration "10x" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)`}},
 		{"negative limit", doc(
 			"providers:",
 			"  openai:",
