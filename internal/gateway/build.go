@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -42,7 +43,8 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 			Name: name, Upstream: up, Keys: keys,
 			Limits: router.Limits{RequestsPerMinute: float64(p.Limits.RPM), TokensPerMinute: float64(p.Limits.TPM),
 				MaxInFlight: p.Limits.MaxInFlight, MaxWait: p.Limits.MaxWait},
-			Classifier:  &aierr.Classifier{Overrides: p.Overrides.Settings()},
+			Classifier: &aierr.Classifier{Overrides: p.Overrides.Settings()},
+			AuthRest:   p.AuthRest, AuthProbe: p.AuthProbe,
 			Fingerprint: config.Fingerprint(p),
 		})
 	}
@@ -54,6 +56,11 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		as := router.AliasSpec{
 			Name: m.Name, Strategy: strategy,
 			Breaker: m.Breaker.Settings(), Retry: m.Retry.Policy(), Budget: m.Retry.BudgetConfig(),
+			SameTargetWait: m.Retry.SameTargetWait, Deadline: m.Timeouts.Deadline,
+			Budgets:         budgets(m.Timeouts),
+			BackgroundProbe: m.Breaker.BackgroundProbe, Continue: m.ContinueOnFailure,
+			Hedge: router.Hedge{After: m.Hedge.After, AfterQuantile: m.Hedge.AfterQuantile,
+				Max: m.Hedge.Max, Budget: m.Hedge.Budget},
 			Fingerprint: config.Fingerprint(m.Breaker),
 		}
 		for _, f := range m.FailoverOn {
@@ -64,23 +71,51 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 				as.FailoverOn = append(as.FailoverOn, aierr.ContentFilter)
 			}
 		}
-		for i, t := range m.Targets {
-			if i == 0 {
-				as.Total = t.Timeouts.Total
-			}
+		for _, t := range m.Targets {
 			as.Targets = append(as.Targets, router.TargetSpec{
 				Provider: t.Provider, Model: t.Model, Weight: float64(t.Weight),
-				Price: router.Price{Input: t.Price.Input, Output: t.Price.Output, CachedInput: t.Price.CachedInput},
-				TTFB:  t.Timeouts.TTFB, Idle: t.Timeouts.Idle,
+				Price:   router.Price{Input: t.Price.Input, Output: t.Price.Output, CachedInput: t.Price.CachedInput},
+				Budgets: budgets(t.Timeouts),
 			})
 		}
 		spec.Aliases = append(spec.Aliases, as)
 	}
 	d := cfg.Defaults
 	spec.Direct = router.AliasSpec{Breaker: d.Breaker.Settings(), Retry: d.Retry.Policy(), Budget: d.Retry.BudgetConfig(),
-		TTFB: d.Timeouts.TTFB, Idle: d.Timeouts.Idle, Total: d.Timeouts.Total, Fingerprint: config.Fingerprint(d.Breaker)}
+		SameTargetWait: d.Retry.SameTargetWait, Deadline: d.Timeouts.Deadline, Budgets: budgets(d.Timeouts),
+		BackgroundProbe: d.Breaker.BackgroundProbe, Fingerprint: config.Fingerprint(d.Breaker)}
 	return spec, nil
+}
+
+// budgets returns a timeouts block as an attempt's budgets.
+func budgets(t config.Timeouts) router.Budgets {
+	return router.Budgets{TTFB: t.TTFB, Idle: t.Idle, Total: t.Total, AutoTTFB: t.AutoTTFB, AutoIdle: t.AutoIdle,
+		SuspectAfter: t.SuspectAfter}
 }
 
 // since returns the time from start on the server's clock.
 func (s *Server) since(start time.Time) time.Duration { return s.clk.Now().Sub(start) }
+
+// deadline returns a context that ends d from now on the server's clock,
+// with context.DeadlineExceeded, and says so through Deadline.
+func (s *Server) deadline(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := s.clk.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return deadlineCtx{Context: ctx, at: s.clk.Now().Add(d)}, func() { t.Stop(); cancel(context.Canceled) }
+}
+
+// deadlineCtx is a context with a deadline on an injected clock.
+type deadlineCtx struct {
+	context.Context
+	at time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+
+func (c deadlineCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == context.DeadlineExceeded {
+		return context.DeadlineExceeded
+	}
+	return err
+}

@@ -137,8 +137,35 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	if c := x.clientRef; c != nil && c.budget != nil {
 		c.budget.spend(dCost)
 	}
-	x.w.Header().Set("X-Fusebox-Cost", formatUSD(cost))
+	x.w.Header().Set("X-Fusebox-Cost", formatUSD(x.prior+cost))
 	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)
+}
+
+// settle closes the accounting of one answer of the exchange before
+// another follows it (a continuation): what it cost stays counted, and the
+// next answer's usage is its own.
+func (x *exchange) settle() {
+	x.prior += x.cost
+	x.cost, x.tokensIn, x.tokensOut = 0, 0, 0
+}
+
+// accountLost prices the hedged attempts that lost their race: they were
+// sent and canceled, their usage unknown, so each is charged the request's
+// estimated input at its target's price (providers bill the prompt of a
+// canceled request).
+func (x *exchange) accountLost() {
+	if x.walk == nil || len(x.walk.Lost) == 0 {
+		return
+	}
+	tokens := len(x.body) / 4 // the estimate of aireq.Fields.Tokens, less the output
+	for _, t := range x.walk.Lost {
+		cost := x.alias.Price(t).Cost(tokens, 0, 0)
+		x.prior += cost
+		if c := x.clientRef; c != nil && c.budget != nil {
+			c.budget.spend(cost)
+		}
+		x.s.metrics.Usage(t, x.client, tokens, 0, cost)
+	}
 }
 
 // formatUSD writes a cost in dollars with up to ten decimals, no exponent.

@@ -161,7 +161,7 @@ func (x *exchange) serveMessages(a *router.Attempt) bool {
 		return false
 	}
 	if a.Native {
-		a.Succeed(0)
+		a.Succeed()
 		if u := usageOf(body); u != nil {
 			x.account(a, u.anthropic())
 		}
@@ -173,11 +173,11 @@ func (x *exchange) serveMessages(a *router.Attempt) bool {
 	x.account(a, usageOf(body))
 	out, err := anthropic.ToMessagesResponse(body, x.model)
 	if err != nil {
-		a.Succeed(0) // the target answered; the translation is ours
+		a.Succeed() // the target answered; the translation is ours
 		writeAnthropicError(x.w, http.StatusBadGateway, "The answer from "+a.Target.Name+" could not be translated to the Messages API: "+err.Error())
 		return true
 	}
-	a.Succeed(0)
+	a.Succeed()
 	x.captureForReplay()
 	x.writeJSON(out)
 	x.keepSent("application/json", a.Target.Name)

@@ -59,6 +59,21 @@ type exchange struct {
 	// tokensOut its usage.
 	cost                float64
 	tokensIn, tokensOut int
+	// prior is what earlier answers of the exchange cost (a continued
+	// stream's first part, hedges that lost their race).
+	prior float64
+	// outcome is how an answer begun ended when its status does not
+	// say: "broken" (cut after commit), "canceled" (the client left),
+	// "continued" (finished by another target); "" otherwise.
+	outcome string
+	// out is where a committed stream goes; broken what its client is
+	// told if it breaks; cont, with continue_on_failure, the text sent so
+	// far; body the request body the walk sends.
+	out    sink
+	prev   *router.Attempt // the attempt a continuation follows
+	broken string
+	cont   *delivered
+	body   []byte
 }
 
 // error writes an error in the client's API's shape.
@@ -136,9 +151,9 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			return
 		}
 		ctx := r.Context()
-		if total := alias.Total(); total > 0 {
+		if d := alias.Deadline(); d > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, total)
+			ctx, cancel = x.s.deadline(ctx, d)
 			defer cancel()
 		}
 		if x.stream && !messages && !f.IncludeUsage {
@@ -149,12 +164,20 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 				body, f, x.hideUsage = b, aireq.Scan(b), true
 			}
 		}
-		x.walk = x.st.router.Start(alias, &router.Request{
+		x.body = body
+		req := &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), string(f.User)),
 			Flow:    x.client, Weight: x.weight(),
-		})
+		}
+		if x.stream {
+			req.Prepare = x.prepare
+			if alias.Continues() {
+				x.cont = &delivered{}
+			}
+		}
+		x.walk = x.st.router.Start(alias, req)
 		if x.stream {
 			x.serveStream(ctx)
 		} else {
@@ -221,6 +244,7 @@ func (x *exchange) paced(c *client, tokens int) bool {
 // finish records the request in the metrics and the access log: what was
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
+	x.accountLost()
 	if x.idemRec != nil {
 		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
 	}
@@ -245,10 +269,25 @@ func (x *exchange) finish(w *recorder) {
 	rec.AddAttrs(slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
 		slog.String("model", model), slog.Bool("stream", x.stream), slog.Int("status", w.code()),
 		slog.String("target", h.Get("X-Fusebox-Target")), slog.Int("attempts", attempts),
+		slog.String("outcome", x.logOutcome(w)),
 		slog.String("tried", h.Get("X-Fusebox-Tried")), slog.String("cache", h.Get("X-Fusebox-Cache")),
 		slog.Int("tokens_in", x.tokensIn), slog.Int("tokens_out", x.tokensOut),
-		slog.Float64("cost_usd", x.cost), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+		slog.Float64("cost_usd", x.prior+x.cost), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 	lh.Handle(ctx, rec)
+}
+
+// logOutcome says how the request ended, for the access log: "ok",
+// "error" (an error status), or how a stream begun ended.
+func (x *exchange) logOutcome(w *recorder) string {
+	switch {
+	case x.outcome != "":
+		return x.outcome
+	case w.status == 0:
+		return "canceled"
+	case w.status >= 400:
+		return "error"
+	}
+	return "ok"
 }
 
 // validate checks the body is a JSON object with what the operation needs,
@@ -324,7 +363,7 @@ func (x *exchange) serve(ctx context.Context) {
 			continue // nothing sent yet: on to the next target
 		}
 		a.Resp.Body.Close()
-		a.Succeed(0)
+		a.Succeed()
 		x.headers(a, x.s.clk.Now())
 		if a.Resp.StatusCode == http.StatusOK {
 			x.account(a, usageOf(body))
@@ -381,7 +420,7 @@ func (x *exchange) copyAnswer(a *router.Attempt, prefix []byte) {
 	switch {
 	case a.Final:
 	case err == nil:
-		a.Succeed(0)
+		a.Succeed()
 	case x.r.Context().Err() != nil:
 		a.Abandon()
 	default:
@@ -438,7 +477,7 @@ func (x *exchange) fail(err error) {
 		// The client has gone: nobody to answer.
 	case errors.Is(err, context.DeadlineExceeded):
 		x.error(http.StatusGatewayTimeout, "timeout", "request_timeout", "",
-			"The request took longer than the model's total timeout ("+x.alias.Total().String()+").")
+			"No target answered within the model's deadline ("+x.alias.Deadline().String()+").")
 	default:
 		x.error(http.StatusBadGateway, "upstream_error", "", "", err.Error())
 	}

@@ -6,41 +6,44 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync/atomic"
-	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
-	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
-// serveStream answers a streamed chat completion. Each attempt's events are
-// read one by one; until one carries content they are held back, and a
-// failure (an error, an in-stream error event, silence past the TTFB budget,
-// a stall past the idle budget, an end without content) sends the walk on
-// to the next target without the client seeing anything. The first content
-// commits: the held events and everything after are written and flushed
-// event by event. After that, a failure ends the stream with an error event
-// and no [DONE], so no client mistakes a cut answer for a whole one.
+// serveStream answers a streamed chat completion. The walk hands over an
+// attempt whose first content has arrived: prepare, run by the walk under
+// the attempt's TTFB watchdog, read its events and held back those before
+// the content, so that any failure until then (an error, an in-stream
+// error event, silence past the TTFB budget, an end without content) sent
+// the walk on to the next target without the client seeing anything. The
+// first content commits: the held events and everything after are written
+// and flushed event by event. After that, a failure ends the stream with an
+// error event and no [DONE], so no client mistakes a cut answer for a whole
+// one; a stream whose answer had finished (a finish_reason) when its
+// connection closed is complete, and is ended as such.
 func (x *exchange) serveStream(ctx context.Context) {
 	for {
-		actx, cancel := context.WithCancel(ctx)
-		a, err := x.walk.Next(actx)
-		if err != nil {
-			cancel()
+		a, err := x.walk.Next(ctx)
+		switch {
+		case x.out != nil && (err != nil || a.Final):
+			// A continuation found no target: the stream stays broken.
+			if err == nil {
+				a.Resp.Body.Close()
+			}
+			x.outcome = "broken"
+			x.out.Broken(x.broken)
+			return
+		case err != nil:
 			x.fail(err)
 			return
-		}
-		if a.Final {
-			cancel()
+		case a.Final:
 			x.passFinal(a)
 			return
 		}
-		done := x.relay(actx, cancel, a)
-		cancel()
-		if done {
+		if x.relay(a) {
 			return
 		}
 	}
@@ -61,77 +64,124 @@ func (x *exchange) passFinal(a *router.Attempt) {
 	a.Resp.Body.Close()
 }
 
-// watchdog cancels an attempt when its TTFB or idle budget runs out, and
-// remembers which. One timer serves both budgets: it is re-armed, not
-// re-made, for every event.
-type watchdog struct {
-	timer   clock.Timer
-	cancel  context.CancelFunc
-	kind    atomic.Int32 // the budget the timer measures: 1 TTFB, 2 idle
-	expired atomic.Int32 // 0, or the kind that ran out
+// held is what prepare read of a stream before its first content, and the
+// reader it goes on with.
+type held struct {
+	rd     *sse.Reader
+	out    sink // nil until the stream commits
+	events []sse.Event
+	// finished: an event carried a finish_reason (a native stream's
+	// stop_reason); eof: the stream ended right after.
+	finished, eof bool
+	// preamble: events without content are passed on (false for a
+	// continuation, whose client has had the first stream's).
+	preamble bool
 }
 
-func (d *watchdog) arm(clk clock.Clock, budget time.Duration, kind int32) {
-	if budget <= 0 {
-		d.stop()
-		return
+// prepare reads a streamed answer until its first content or its end; see
+// router.Request.Prepare. It may run on a goroutine of its own (a hedged
+// race), so it touches nothing of the exchange's but the server's pools.
+func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
+	h := &held{rd: x.s.readers.Get().(*sse.Reader), preamble: true}
+	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out})
+	a.Held = h
+	for {
+		ev, err := h.rd.Next()
+		if err != nil && h.finished && cleanEnd(err) {
+			h.eof = true
+			return aierr.Verdict{Kind: aierr.Success}
+		}
+		if err != nil {
+			x.s.release(h)
+			return streamVerdict(ev, err)
+		}
+		if v := aierr.ClassifyEvent(ev.Name, ev.Data); v.Kind != aierr.Success {
+			x.s.release(h)
+			return v
+		}
+		h.events = append(h.events, ev.Clone())
+		h.finished = h.finished || finishes(a, ev)
+		if sse.HasContent(ev) || ended(a, ev) {
+			a.Progress()
+			return aierr.Verdict{Kind: aierr.Success}
+		}
 	}
-	d.kind.Store(kind)
-	if d.timer == nil {
-		d.timer = clk.AfterFunc(budget, d.fire)
-		return
-	}
-	d.timer.Reset(budget)
 }
 
-func (d *watchdog) fire() {
-	if d.expired.CompareAndSwap(0, d.kind.Load()) {
-		d.cancel()
+// release returns a stream's reader to the pool.
+func (s *Server) release(h *held) {
+	if h.rd != nil {
+		h.rd.Reset(nil) // drop the body before pooling the buffers
+		s.readers.Put(h.rd)
+		h.rd = nil
 	}
 }
 
-func (d *watchdog) stop() {
-	if d.timer != nil {
-		d.timer.Stop()
+// streamVerdict reads the failure of a stream before its end.
+func streamVerdict(ev sse.Event, err error) aierr.Verdict {
+	switch {
+	case errors.Is(err, errInStream):
+		return aierr.ClassifyEvent(ev.Name, ev.Data)
+	case cleanEnd(err):
+		return aierr.ClassifyError(io.ErrUnexpectedEOF)
 	}
+	return aierr.ClassifyError(err)
 }
 
-// relay streams one attempt. It reports true when the exchange is over
-// (answered, failed after commit, or the client left) and false when the
-// walk should go on to the next target.
-func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *router.Attempt) bool {
+// cleanEnd reports a stream whose connection ended (cleanly, or in the
+// middle of an event) rather than failed.
+func cleanEnd(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, sse.ErrIncomplete) }
+
+// finishes reports whether ev ends the answer's generation: an OpenAI
+// chunk with a finish_reason, a native Anthropic message_delta with a
+// stop_reason. What may follow (the usage chunk, [DONE], message_stop)
+// adds nothing to the answer.
+func finishes(a *router.Attempt, ev sse.Event) bool {
+	if a.Native {
+		return ev.Name == "message_delta" && hasString(ev.Data, "stop_reason")
+	}
+	return hasString(ev.Data, "finish_reason") && !bytes.Contains(ev.Data, []byte(`"finish_reason":"error"`))
+}
+
+// hasString reports whether data has member name with a string value.
+func hasString(data []byte, name string) bool {
+	i := bytes.Index(data, []byte(`"`+name+`":`))
+	if i < 0 {
+		return false
+	}
+	rest := bytes.TrimLeft(data[i+len(name)+3:], " ")
+	return len(rest) > 0 && rest[0] == '"'
+}
+
+// relay streams a prepared attempt to the client. It reports true when the
+// exchange is over (answered, failed after commit, or the client left) and
+// false when the walk should go on to the next target.
+func (x *exchange) relay(a *router.Attempt) bool {
+	h := a.Held.(*held)
+	defer x.s.release(h)
 	defer a.Resp.Body.Close()
-	ttfb, idle := x.alias.StreamBudgets(a.Target)
-	dog := &watchdog{cancel: cancel}
-	defer dog.stop()
-	dog.arm(x.s.clk, ttfb, 1)
-	answered := x.s.clk.Now()
-
-	var held [][]byte
-	var out sink
-	// Events that arrived together go to the client together: each is
-	// written as it is parsed, and the batch is flushed before the relay
-	// reads the upstream again, so nothing waits in the buffer while the
-	// relay waits for more.
-	rd := x.s.readers.Get().(*sse.Reader)
-	rd.Reset(&flushFirst{r: a.Resp.Body, out: &out})
-	defer func() {
-		rd.Reset(nil) // drop the body before pooling the buffers
-		x.s.readers.Put(rd)
-	}()
+	if x.out == nil {
+		x.commit(a)
+		x.out = x.sink(a)
+	} else {
+		x.seam(x.prev, a)
+		x.settle()
+		h.preamble = false // the client has had the first one's
+	}
+	h.out = x.out
 	var asm *cache.Assembler
 	if limit := x.keepLimit(); limit > 0 && !x.messages { // Messages answers are kept as sent
 		asm = cache.NewAssembler(limit)
 	}
-	for {
-		ev, err := rd.Next()
-		if err == nil && out == nil && aierr.ClassifyEvent(ev.Name, ev.Data).Kind != aierr.Success {
-			err = errInStream
+	for i := 0; ; {
+		ev, err := h.next(&i)
+		if err == nil {
+			a.Progress()
+		} else {
+			return x.streamEnded(a, h, asm, ev, err)
 		}
-		if err != nil {
-			return x.streamFailed(a, out, ev, err, dog)
-		}
-		// Priced as it comes, held or not (a native stream's input is in
+		h.finished = h.finished || finishes(a, ev)
+		// Priced as it comes (a native stream's input is in
 		// message_start, before any content).
 		u := streamUsage(ev.Data)
 		if u != nil {
@@ -142,64 +192,87 @@ func (x *exchange) relay(ctx context.Context, cancel context.CancelFunc, a *rout
 			if asm != nil && asm.Add(ev.Data) != nil {
 				asm = nil
 			}
-			if out != nil {
-				dog.arm(x.s.clk, idle, 2)
-			}
 			continue
 		}
-		if out == nil {
-			if !sse.HasContent(ev) && !ended(a, ev) {
-				held = append(held, append([]byte(nil), ev.Raw...))
-				continue
-			}
-			// Commit.
-			ttfb := x.s.since(a.Start)
-			a.Target.ObserveTTFB(ttfb)
-			x.s.metrics.TTFB(a.Target, ttfb)
-			x.headers(a, answered)
-			sse.SetHeaders(x.w.Header())
-			// The cost is known at the end: it follows as a trailer.
-			x.w.Header().Set("Trailer", "X-Fusebox-Cost")
-			x.w.WriteHeader(http.StatusOK)
-			if x.messages {
-				x.captureForReplay()
-			}
-			out = x.sink(a)
-			for _, raw := range held {
-				out.Write(raw)
-			}
-			held = nil
-		}
-		dog.arm(x.s.clk, idle, 2)
-		if asm != nil && !ended(a, ev) && asm.Add(ev.Data) != nil {
-			asm = nil // not an answer the cache can keep
-		}
 		if ended(a, ev) {
-			// The answer is complete: record it (breaker, cache, idempotent
-			// replay) before the client sees the end, so a request it sends
-			// next finds it.
-			a.Succeed(x.s.since(a.Start))
-			if asm != nil {
-				if body, err := asm.Result(); err == nil {
-					x.keep(body, "application/json", a.Target.Name)
-				}
-			}
-			out.Write(ev.Raw)
-			out.Close()
-			if x.messages {
-				x.keepSent("text/event-stream", a.Target.Name)
-			}
+			x.complete(a, asm, h.out, ev.Raw)
 			// Read what follows [DONE] (the chunked body's end) so the
 			// upstream connection goes back to the pool, not away.
 			io.CopyN(io.Discard, a.Resp.Body, 4<<10)
 			return true
 		}
-		if out.Write(ev.Raw) != nil {
+		if asm != nil && asm.Add(ev.Data) != nil {
+			asm = nil // not an answer the cache can keep
+		}
+		if !h.preamble && !sse.HasContent(ev) {
+			continue
+		}
+		if h.out.Write(ev.Raw) != nil {
 			a.Abandon() // the client has gone
 			return true
 		}
+		if x.cont != nil {
+			x.cont.add(ev.Data)
+		}
 	}
 }
+
+// next returns the next event: the held ones first, then the stream's.
+func (h *held) next(i *int) (sse.Event, error) {
+	if *i < len(h.events) {
+		ev := h.events[*i]
+		*i++
+		return ev, nil
+	}
+	h.events = nil
+	if h.eof {
+		return sse.Event{}, io.EOF
+	}
+	return h.rd.Next()
+}
+
+// commit sends the headers of a stream about to flow to the client.
+func (x *exchange) commit(a *router.Attempt) {
+	ttfb := a.TTFB()
+	x.s.metrics.TTFB(a.Target, ttfb)
+	x.headers(a, a.Start.Add(ttfb))
+	sse.SetHeaders(x.w.Header())
+	// The cost is known at the end: it follows as a trailer, and so does
+	// the seam of a continued stream.
+	trailer := "X-Fusebox-Cost"
+	if x.cont != nil {
+		trailer += ", X-Fusebox-Continued"
+	}
+	x.w.Header().Set("Trailer", trailer)
+	x.w.WriteHeader(http.StatusOK)
+	if x.messages {
+		x.captureForReplay()
+	}
+}
+
+// complete ends a stream whose answer is whole: it is recorded (breaker,
+// cache, idempotent replay) before the client sees the end, so a request
+// it sends next finds it; end is the stream's last event as it should be.
+func (x *exchange) complete(a *router.Attempt, asm *cache.Assembler, out sink, end []byte) {
+	a.Succeed()
+	if asm != nil {
+		if body, err := asm.Result(); err == nil {
+			x.keep(body, "application/json", a.Target.Name)
+		}
+	}
+	out.Write(end)
+	out.Close()
+	if x.messages {
+		x.keepSent("text/event-stream", a.Target.Name)
+	}
+}
+
+// The ends a stream should have had, for one whose connection closed
+// after its answer had finished.
+var (
+	doneEvent        = []byte("data: [DONE]\n\n")
+	messageStopEvent = []byte("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+)
 
 var errInStream = errors.New("error event in the stream")
 
@@ -257,39 +330,40 @@ func streamUsage(data []byte) *usage {
 	return usageOf(data)
 }
 
-// streamFailed handles the end of an attempt's stream that did not finish
-// with [DONE]: before commit the walk goes on; after it the client gets an
-// error event.
-func (x *exchange) streamFailed(a *router.Attempt, out sink, ev sse.Event, err error, dog *watchdog) bool {
+// streamEnded handles a committed stream that ended without its last
+// event. One whose answer had finished is complete: it is ended for the
+// client as it should have been. Any other is broken: its target hears of
+// the failure, and the client gets an error event and no [DONE].
+func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler, ev sse.Event, err error) bool {
 	if x.r.Context().Err() != nil || errors.Is(err, errClientGone) {
-		if out != nil {
-			out.Close()
-		}
+		h.out.Close()
 		a.Abandon()
+		x.outcome = "canceled"
 		return true
 	}
-	var v aierr.Verdict
-	switch {
-	case dog.expired.Load() == 1:
-		v = aierr.ClassifyError(aierr.ErrFirstByteTimeout)
-	case dog.expired.Load() == 2:
-		v = aierr.ClassifyError(aierr.ErrStreamStalled)
-	case errors.Is(err, errInStream):
-		v = aierr.ClassifyEvent(ev.Name, ev.Data)
-	case errors.Is(err, io.EOF), errors.Is(err, sse.ErrIncomplete):
-		v = aierr.ClassifyError(io.ErrUnexpectedEOF)
-	default:
-		v = x.s.classifyReadError(err)
+	if h.finished && cleanEnd(err) && a.Cut() == nil {
+		end := doneEvent
+		if a.Native {
+			end = messageStopEvent
+		}
+		x.complete(a, asm, h.out, end)
+		return true
 	}
-	a.Fail(v)
-	if out == nil {
-		return false // nothing sent yet: try the next target
-	}
+	v := a.Broke(streamVerdict(ev, err))
 	msg := "The stream from " + a.Target.Name + " broke off after it began: " + v.Kind.String()
 	if v.Code != "" {
 		msg += " (" + v.Code + ")"
 	}
-	out.Broken(msg + ". The answer is incomplete.")
+	x.broken = msg + ". The answer is incomplete."
+	if x.continuable(a) {
+		if body, prefill, ok := x.continuation(); ok {
+			x.walk.Continue(body, prefill)
+			x.prev = a
+			return false // serveStream asks the next target
+		}
+	}
+	x.outcome = "broken"
+	h.out.Broken(x.broken)
 	return true
 }
 

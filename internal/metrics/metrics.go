@@ -36,6 +36,7 @@ type Metrics struct {
 	cacheResults                           *prometheus.CounterVec
 	tokens, cost, clientTokens, clientCost *prometheus.CounterVec
 	retries, failovers, clientRequests     *prometheus.CounterVec
+	hedges                                 *prometheus.CounterVec
 	limiterWait                            *prometheus.HistogramVec
 
 	// bound caches the per-target children, made on first use; answered
@@ -46,7 +47,7 @@ type Metrics struct {
 
 type targetMetrics struct {
 	tokensIn, tokensOut, cost prometheus.Counter
-	retries                   prometheus.Counter
+	retries, hedges           prometheus.Counter
 	attempts, failovers       [aierr.Canceled + 1]prometheus.Counter
 	duration                  prometheus.Observer
 	ttfb                      prometheus.Observer
@@ -110,8 +111,11 @@ func New() *Metrics {
 		Name: "fusebox_retries_total", Help: "Upstream attempts that repeated the one before on the same target, by target.",
 	}, []string{"target"})
 	m.failovers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "fusebox_failovers_total", Help: "Failed attempts after which the request went on to the next target, by target failed and verdict.",
+		Name: "fusebox_failovers_total", Help: "Failovers: failed attempts after which the next target was sent the request, by target failed and verdict.",
 	}, []string{"target", "verdict"})
+	m.hedges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fusebox_hedges_total", Help: "Hedged attempts: sent to a target because the one before it was slow to answer, by target.",
+	}, []string{"target"})
 	m.limiterWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "fusebox_limiter_wait_seconds", Help: "Time an attempt waited for its target's rate and concurrency limits, by target (targets with limits only).",
 		Buckets: waitBuckets,
@@ -120,7 +124,7 @@ func New() *Metrics {
 		Name: "fusebox_client_requests_total", Help: "Client requests answered, by client key name and HTTP status code.",
 	}, []string{"client", "code"})
 	m.reg.MustRegister(m.cacheResults, m.tokens, m.cost, m.clientTokens, m.clientCost,
-		m.retries, m.failovers, m.limiterWait, m.clientRequests)
+		m.retries, m.failovers, m.hedges, m.limiterWait, m.clientRequests)
 	m.reg.MustRegister(m.requests, m.reqDuration, m.attempts, m.attDuration, m.ttfb, m.skips, m.transitions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -195,7 +199,7 @@ func (m *Metrics) Forget(removed []string, live func(*router.Target) bool) {
 	}
 	for _, name := range removed {
 		match := prometheus.Labels{"target": name}
-		for _, v := range []*prometheus.CounterVec{m.attempts, m.skips, m.transitions, m.tokens, m.cost, m.retries, m.failovers} {
+		for _, v := range []*prometheus.CounterVec{m.attempts, m.skips, m.transitions, m.tokens, m.cost, m.retries, m.failovers, m.hedges} {
 			v.DeletePartialMatch(match)
 		}
 		for _, v := range []*prometheus.HistogramVec{m.attDuration, m.ttfb, m.limiterWait} {
@@ -221,6 +225,7 @@ func (m *Metrics) target(t *router.Target) *targetMetrics {
 		duration:  m.attDuration.WithLabelValues(t.Name),
 		ttfb:      m.ttfb.WithLabelValues(t.Name),
 		retries:   m.retries.WithLabelValues(t.Name),
+		hedges:    m.hedges.WithLabelValues(t.Name),
 	}
 	if t.Limited() {
 		tm.limiterWait = m.limiterWait.WithLabelValues(t.Name)
@@ -243,6 +248,9 @@ func (m *Metrics) attempt(e router.AttemptEvent) {
 	}
 	if e.Retry {
 		tm.retries.Inc()
+	}
+	if e.Hedge {
+		tm.hedges.Inc()
 	}
 	if tm.limiterWait != nil {
 		tm.limiterWait.Observe(e.Queued.Seconds())

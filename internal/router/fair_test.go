@@ -28,7 +28,7 @@ func TestRateLimitedTargetIsSharedByFlowWeight(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		a.Succeed(0)
+		a.Succeed()
 	}
 	// Spend the minute's burst.
 	for range 60 {

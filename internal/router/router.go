@@ -7,11 +7,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/latency"
 	"github.com/fuseboxhq/fusebox/limit"
 	"github.com/fuseboxhq/fusebox/retry"
 )
@@ -24,9 +26,6 @@ type Spec struct {
 	// Direct is the alias settings for a request naming "provider/model"
 	// directly (its Name and Targets are ignored).
 	Direct AliasSpec
-	// AuthCooldown is how long a key refused with Auth or Quota stays out.
-	// 0: 5 minutes.
-	AuthCooldown time.Duration
 	// OnKeyDisabled, if set, is told when a key leaves the rotation after
 	// an auth or quota refusal, so the operator hears of it.
 	OnKeyDisabled func(KeyEvent)
@@ -40,7 +39,9 @@ type Spec struct {
 	OnFailover func(target *Target, v aierr.Verdict)
 	// OnTransition, if set, is told of every breaker state change.
 	OnTransition func(breaker.Transition)
-	Clock        clock.Clock
+	// OnProbe, if set, is told of every background probe's outcome.
+	OnProbe func(target *Target, v aierr.Verdict)
+	Clock   clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -61,6 +62,13 @@ type ProviderSpec struct {
 	Keys       []string
 	Limits     Limits
 	Classifier *aierr.Classifier
+	// AuthRest is how long a key refused with Auth or Quota stays out.
+	// 0: 5 minutes.
+	AuthRest time.Duration
+	// AuthProbe, if set, checks a refused key this often with a request
+	// that costs no tokens (the upstream must be a Prober), and puts it
+	// back in rotation when it works.
+	AuthProbe time.Duration
 	// Fingerprint identifies the provider's settings for Spec.Keep; ""
 	// never matches.
 	Fingerprint string
@@ -85,14 +93,31 @@ type AliasSpec struct {
 	Breaker breaker.Config
 	Retry   retry.Policy
 	Budget  retry.BudgetConfig
-	// ThrottleWait is the longest throttle the walk waits out when another
-	// target could answer. 0: 1 s.
-	ThrottleWait time.Duration
+	// SameTargetWait bounds the same-target retry: a transient failure
+	// (one 5xx, a reset) on a target whose breaker is closed, or a
+	// throttle whose wait is at most this, is tried once more on the same
+	// target before the walk fails over. 0: fail over at once.
+	SameTargetWait time.Duration
 	// FailoverOn lists client-error sub-kinds that go to the next target.
 	FailoverOn []aierr.SubKind
-	// TTFB and Idle are the stream budgets the gateway enforces; Total
-	// bounds the whole request. 0: none.
-	TTFB, Idle, Total time.Duration
+	// Budgets are the attempt budgets of targets whose TargetSpec leaves
+	// them zero.
+	Budgets
+	// Deadline bounds a whole request, every attempt and wait included.
+	// 0: none but the client's.
+	Deadline time.Duration
+	// Hedge, when After or AfterQuantile is set, sends the request to the
+	// next target too when the first has not produced its first content
+	// after the hedge delay; the first to answer wins.
+	Hedge Hedge
+	// BackgroundProbe: when a target's breaker opens, a cheap request
+	// (max_tokens 1) is sent to it as the open period ends, off the
+	// client path, so recovery is seen without a client paying for it.
+	BackgroundProbe bool
+	// Continue: a stream that breaks after part of its answer reached the
+	// client is continued on the next target (the gateway's
+	// continue_on_failure).
+	Continue bool
 	// Fingerprint identifies the Breaker settings for Spec.Keep; ""
 	// never matches.
 	Fingerprint string
@@ -103,12 +128,50 @@ type TargetSpec struct {
 	Provider, Model string
 	Weight          float64
 	Price           Price
-	// TTFB and Idle are this rung's stream budgets; 0: the alias's.
-	TTFB, Idle time.Duration
+	// Budgets are this rung's attempt budgets; a zero field takes the
+	// alias's.
+	Budgets
 }
 
-// KeyEvent reports a key taken out of the rotation.
+// Budgets bound one upstream attempt, each counted by a watchdog on the
+// router's clock from the moment the request is sent. 0: no bound.
+type Budgets struct {
+	// TTFB bounds the wait for the response headers and the first
+	// content: the first byte of a plain answer, the first event that
+	// carries content of a stream (Request.Prepare tells).
+	TTFB time.Duration
+	// Idle bounds the silence between two chunks once content flows.
+	Idle time.Duration
+	// Total bounds the whole attempt.
+	Total time.Duration
+	// AutoTTFB and AutoIdle make those budgets follow the target's own
+	// recent distribution, max(1s, 3 × p99), never above TTFB and Idle.
+	AutoTTFB, AutoIdle bool
+	// SuspectAfter: when every streamed attempt in flight on the target
+	// has been silent this long, new requests skip it (while a later
+	// target exists); the target is not tripped by suspicion alone.
+	SuspectAfter time.Duration
+}
+
+// Hedge configures hedged requests.
+type Hedge struct {
+	// After is a fixed hedge delay; AfterQuantile (in (0, 1)) takes the
+	// delay from the first target's recent times to first content at
+	// that quantile instead (until it has enough of them, After, or 1 s).
+	After         time.Duration
+	AfterQuantile float64
+	// Max is how many hedges one request may send. 0: 1.
+	Max int
+	// Budget caps hedges at this fraction of the alias's recent requests.
+	// 0: 0.1.
+	Budget float64
+}
+
+// KeyEvent reports a key taken out of the rotation, or put back by a probe.
 type KeyEvent struct {
+	// Back is set when a probe found a refused key working again; the
+	// other fields but Key are then zero.
+	Back bool
 	// Key is the key's ID ("provider#index"), never the key itself.
 	Key    string
 	Target string
@@ -126,8 +189,8 @@ type AttemptEvent struct {
 	Verdict  aierr.Verdict
 	Duration time.Duration
 	// Retry is true for an attempt that repeated the one before it on
-	// the same target.
-	Retry bool
+	// the same target; Hedge for one sent as a hedge.
+	Retry, Hedge bool
 	// Queued is how long the attempt waited for the target's rate and
 	// concurrency limits before it was sent.
 	Queued time.Duration
@@ -138,12 +201,12 @@ type Router struct {
 	clk          clock.Clock
 	sw           clock.Stopwatch
 	rand         func() float64
-	authCooldown time.Duration
 	onKey        func(KeyEvent)
 	onAttempt    func(AttemptEvent)
 	onSkip       func(*Target, string)
 	onFailover   func(*Target, aierr.Verdict)
 	onTransition func(breaker.Transition)
+	onProbe      func(*Target, aierr.Verdict)
 	providers    map[string]*provider
 	direct       AliasSpec
 	sticky       *sticky
@@ -163,9 +226,10 @@ type Alias struct {
 	Targets  []*Target
 	weights  []float64
 	prices   []Price
-	budgets  [][2]time.Duration // TTFB and idle per target
+	rungs    []Budgets // per target
 	spec     AliasSpec
 	budget   *retry.Budget
+	hedges   *retry.Budget // nil: no hedging
 	// Direct is true for an alias made for a "provider/model" request.
 	Direct bool
 }
@@ -180,19 +244,12 @@ func (a *Alias) Price(t *Target) Price {
 	return Price{}
 }
 
-// StreamBudgets returns the time-to-first-content and idle budgets of a
-// stream from t; 0 means none.
-func (a *Alias) StreamBudgets(t *Target) (ttfb, idle time.Duration) {
-	for i, x := range a.Targets {
-		if x == t {
-			return a.budgets[i][0], a.budgets[i][1]
-		}
-	}
-	return a.spec.TTFB, a.spec.Idle
-}
+// Continues reports whether the alias's broken streams are continued on
+// the next target.
+func (a *Alias) Continues() bool { return a.spec.Continue }
 
-// Total returns the alias's bound on a whole request; 0 means none.
-func (a *Alias) Total() time.Duration { return a.spec.Total }
+// Deadline returns the alias's bound on a whole request; 0 means none.
+func (a *Alias) Deadline() time.Duration { return a.spec.Deadline }
 
 // New builds a Router. It fails on an alias naming an unknown provider or on
 // settings the library packages refuse.
@@ -201,12 +258,12 @@ func New(s Spec) (*Router, error) {
 		clk:          clock.Or(s.Clock),
 		sw:           clock.NewStopwatch(s.Clock),
 		rand:         s.Rand,
-		authCooldown: s.AuthCooldown,
 		onKey:        s.OnKeyDisabled,
 		onAttempt:    s.OnAttempt,
 		onSkip:       s.OnSkip,
 		onFailover:   s.OnFailover,
 		onTransition: s.OnTransition,
+		onProbe:      s.OnProbe,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,
 		sticky:       newSticky(),
@@ -215,9 +272,6 @@ func New(s Spec) (*Router, error) {
 	}
 	if r.rand == nil {
 		r.rand = rand.Float64
-	}
-	if r.authCooldown == 0 {
-		r.authCooldown = 5 * time.Minute
 	}
 	if s.Keep != nil {
 		// Key and sticky times are kept on the stopwatch; a provider
@@ -234,12 +288,13 @@ func New(s Spec) (*Router, error) {
 		if len(keys) == 0 {
 			keys = []string{""}
 		}
-		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits, fp: p.Fingerprint}
+		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits, fp: p.Fingerprint,
+			authRest: cmp.Or(p.AuthRest, 5*time.Minute), authProbe: p.AuthProbe}
 		if pr.classifier == nil {
 			pr.classifier = &aierr.Classifier{}
 		}
 		for i, k := range keys {
-			pr.keys = append(pr.keys, &Key{secret: k, ID: fmt.Sprintf("%s#%d", p.Name, i)})
+			pr.keys = append(pr.keys, &Key{secret: k, ID: fmt.Sprintf("%s#%d", p.Name, i), idx: i})
 		}
 		r.providers[p.Name] = pr
 	}
@@ -344,15 +399,20 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 		as.Retry.Clock = r.clk
 	}
 	a := &Alias{Name: as.Name, Strategy: as.Strategy, spec: as, budget: budget, Direct: direct}
+	if h := as.Hedge; h.After > 0 || h.AfterQuantile > 0 {
+		if a.hedges, err = retry.NewBudget(retry.BudgetConfig{Ratio: cmp.Or(h.Budget, 0.1), MinPerSecond: 1, Clock: r.clk}); err != nil {
+			return nil, fmt.Errorf("router: alias %q: hedge: %w", as.Name, err)
+		}
+	}
 	for _, ts := range as.Targets {
-		t, err := r.target(ts.Provider, ts.Model, as.Breaker, as.Fingerprint)
+		t, err := r.target(ts.Provider, ts.Model, as.Breaker, as.Fingerprint, as.BackgroundProbe)
 		if err != nil {
 			return nil, fmt.Errorf("router: alias %q: %w", as.Name, err)
 		}
 		a.Targets = append(a.Targets, t)
 		a.weights = append(a.weights, ts.Weight)
 		a.prices = append(a.prices, ts.Price)
-		a.budgets = append(a.budgets, [2]time.Duration{cmp.Or(ts.TTFB, as.TTFB), cmp.Or(ts.Idle, as.Idle)})
+		a.rungs = append(a.rungs, ts.Budgets.or(as.Budgets))
 	}
 	r.aliases[as.Name] = a
 	return a, nil
@@ -367,7 +427,7 @@ func withClock(b retry.BudgetConfig, c clock.Clock) retry.BudgetConfig {
 
 // target returns the (provider, model) target, made on first use or taken
 // over from the router replaced. fp is the breaker settings' fingerprint.
-func (r *Router) target(prov, model string, bc breaker.Config, fp string) (*Target, error) {
+func (r *Router) target(prov, model string, bc breaker.Config, fp string, background bool) (*Target, error) {
 	name := prov + "/" + model
 	if t, ok := r.targets[name]; ok {
 		return t, nil
@@ -384,20 +444,28 @@ func (r *Router) target(prov, model string, bc breaker.Config, fp string) (*Targ
 	if bc.Clock == nil {
 		bc.Clock = r.clk
 	}
-	if on := r.onTransition; on != nil {
-		user := bc.OnStateChange
-		bc.OnStateChange = func(t breaker.Transition) {
-			on(t)
-			if user != nil {
-				user(t)
-			}
+	var t *Target
+	on, user, probe := r.onTransition, bc.OnStateChange, background
+	bc.OnStateChange = func(tr breaker.Transition) {
+		if on != nil {
+			on(tr)
+		}
+		if user != nil {
+			user(tr)
+		}
+		if probe {
+			r.scheduleProbe(t, tr)
 		}
 	}
 	br, err := breaker.New(bc)
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp}
+	t = &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp,
+		rests:       make([]atomic.Int64, len(p.keys)),
+		firstStream: latency.New(latency.Settings{Clock: r.clk}),
+		firstPlain:  latency.New(latency.Settings{Clock: r.clk}),
+	}
 	l := p.limits
 	if l.MaxWait == 0 {
 		l.MaxWait = time.Second
@@ -496,7 +564,7 @@ func (r *Router) Keys() []KeyState {
 	var out []KeyState
 	for _, p := range r.providers {
 		for _, k := range p.keys {
-			d, th := k.disabledUntil.Load(), k.throttledUntil.Load()
+			d, th := k.disabledUntil.Load(), r.restOf(k)
 			ks := KeyState{ID: k.ID, State: "in rotation"}
 			switch {
 			case d < 0:
@@ -524,7 +592,7 @@ func (r *Router) SetKeyEnabled(id string, enabled bool) error {
 			}
 			if enabled {
 				k.disabledUntil.Store(0)
-				k.throttledUntil.Store(0)
+				r.clearRests(k)
 			} else {
 				k.disabledUntil.Store(-1)
 			}

@@ -82,7 +82,7 @@ func walkAll(t *testing.T, r *Router, model string) (*Attempt, *Walk, error) {
 	w := r.Start(a, request(model))
 	at, err := w.Next(t.Context())
 	if at != nil && !at.Final {
-		at.Succeed(0)
+		at.Succeed()
 	}
 	return at, w, err
 }
@@ -220,7 +220,7 @@ func TestFailBeforeCommitContinues(t *testing.T) {
 	if err != nil || at2.Target.Provider != "b" {
 		t.Fatal(at2, err)
 	}
-	at2.Succeed(time.Millisecond)
+	at2.Succeed()
 	if len(w.Skips) != 1 || !strings.HasPrefix(w.Skips[0].Reason, "outage") {
 		t.Fatalf("skips %+v: want the stream's failure recorded", w.Skips)
 	}

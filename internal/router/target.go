@@ -6,6 +6,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/latency"
 	"github.com/fuseboxhq/fusebox/limit"
 )
 
@@ -37,6 +38,19 @@ type Target struct {
 	fp      string // the breaker settings' fingerprint, for reloads
 	// inFlight counts attempts sent and not yet reported.
 	inFlight atomic.Int64
+	// streams counts streamed attempts past their headers, and lastEvent
+	// is when one of them last made progress (stopwatch ns): when all
+	// have been silent for a while the target is suspect.
+	streams   atomic.Int64
+	lastEvent atomic.Int64
+	// rests[i] is when the provider's key i may serve this target again
+	// after a throttle (stopwatch ns): providers count limits per model.
+	rests []atomic.Int64
+	// firstStream and firstPlain are the recent times to first content
+	// of streamed and plain answers, for hedge delays and adaptive
+	// budgets; auto caches their derived budgets.
+	firstStream, firstPlain *latency.Window
+	auto                    autoCache
 }
 
 // InFlight returns the number of upstream attempts to the target under
@@ -65,8 +79,57 @@ func (t *Target) Queued() int {
 	return n
 }
 
-// ObserveTTFB records the time to a streamed answer's first content.
-func (t *Target) ObserveTTFB(d time.Duration) { t.health.observeTTFB(d) }
+// observeFirst records the time to an answer's first content.
+func (t *Target) observeFirst(d time.Duration, stream bool) {
+	if stream {
+		t.health.observeTTFB(d)
+		t.firstStream.Observe(d)
+		return
+	}
+	t.firstPlain.Observe(d)
+}
+
+// firsts returns the window of times to first content of a kind of answer.
+func (t *Target) firsts(stream bool) *latency.Window {
+	if stream {
+		return t.firstStream
+	}
+	return t.firstPlain
+}
+
+// rest takes key k out of this target's rotation until (stopwatch ns).
+func (t *Target) rest(k *Key, until int64) {
+	r := &t.rests[k.idx]
+	for {
+		old := r.Load()
+		if old >= until || r.CompareAndSwap(old, until) {
+			return
+		}
+	}
+}
+
+// pickKey returns the next key of t's provider usable for t now, or nil
+// and the soonest time one comes back (0 if never by itself).
+func (t *Target) pickKey(now int64) (*Key, int64) {
+	p := t.prov
+	n := uint32(len(p.keys))
+	start := p.next.Add(1)
+	soonest := int64(0)
+	for i := range n {
+		k := p.keys[(start+i)%n]
+		ok, until := k.usable(now)
+		if r := t.rests[k.idx].Load(); ok && r > now {
+			ok, until = false, r
+		}
+		if ok {
+			return k, 0
+		}
+		if until > 0 && (soonest == 0 || until < soonest) {
+			soonest = until
+		}
+	}
+	return nil, soonest
+}
 
 // provider is an upstream with its keys.
 type provider struct {
@@ -77,47 +140,32 @@ type provider struct {
 	classifier *aierr.Classifier
 	limits     Limits
 	fp         string // the settings' fingerprint, for reloads
+	// authRest is how long a refused key stays out; authProbe, if set,
+	// how often a refused key is checked.
+	authRest, authProbe time.Duration
 }
 
-// Key is one API key of a provider. A throttle or an auth refusal on a key
-// takes only that key out of rotation, for the provider's wait or the auth
-// cooldown.
+// Key is one API key of a provider. An auth refusal on a key takes only
+// that key out of rotation, for the provider's auth rest; a throttle takes
+// it out for the throttled target only, for the provider's wait.
 type Key struct {
 	secret string
 	// ID names the key in logs and the admin API without revealing it:
 	// "provider#index".
-	ID string
-	// disabledUntil and throttledUntil are ns on the router's stopwatch;
-	// 0: not set. disabledUntil < 0: disabled until enabled by hand.
-	disabledUntil  atomic.Int64
-	throttledUntil atomic.Int64
+	ID  string
+	idx int // its index among the provider's keys
+	// disabledUntil is ns on the router's stopwatch; 0: not set; < 0:
+	// disabled until enabled by hand. probing is set while a probe
+	// checks a refused key.
+	disabledUntil atomic.Int64
+	probing       atomic.Bool
 }
 
 // usable reports whether the key may be used at now, and if not, when it may.
 func (k *Key) usable(now int64) (bool, int64) {
-	d, th := k.disabledUntil.Load(), k.throttledUntil.Load()
+	d := k.disabledUntil.Load()
 	if d < 0 {
 		return false, 0
 	}
-	until := max(d, th)
-	return until <= now, until
-}
-
-// pickKey returns the next usable key in rotation, or nil and the soonest
-// time one comes back (0 if never by itself).
-func (p *provider) pickKey(now int64) (*Key, int64) {
-	n := uint32(len(p.keys))
-	start := p.next.Add(1)
-	soonest := int64(0)
-	for i := range n {
-		k := p.keys[(start+i)%n]
-		ok, until := k.usable(now)
-		if ok {
-			return k, 0
-		}
-		if until > 0 && (soonest == 0 || until < soonest) {
-			soonest = until
-		}
-	}
-	return nil, soonest
+	return d <= now, d
 }

@@ -1,13 +1,11 @@
 package router
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -39,6 +37,13 @@ type Request struct {
 	// Session, if set, is a conversation's hint (x-fusebox-session or the
 	// request's user): the target that last served it is tried first.
 	Session string
+	// Prepare, if set, reads a streamed 2xx answer until its first content
+	// (the attempt's TTFB watchdog running), keeping what it read in
+	// Attempt.Held and calling Attempt.Progress for each event. A verdict
+	// other than Success fails the attempt before the client sees it, and
+	// the walk goes on. Plain answers are read to their first byte by the
+	// walk itself.
+	Prepare func(*Attempt) aierr.Verdict
 	// Flow names the caller (a client key) and Weight its share: when a
 	// target is at its rate or concurrency limit, the requests waiting for
 	// it are served by weighted fair queueing across flows. Weight 0 counts
@@ -65,34 +70,28 @@ type Walk struct {
 	idemBase string
 	idemGen  int
 	pending  *Attempt
+	// Lost lists the targets of hedged attempts canceled because another
+	// won: sent, their cost unknown.
+	Lost []*Target
+	// failed is the attempt the walk failed over from, until the next
+	// target is sent a request (that is a failover); broken the
+	// delivered attempt that broke after commit.
+	failed, broken *Attempt
+	// prefill is a continuation's body for targets that continue a final
+	// assistant message (Continue).
+	prefill []byte
 	// ctx is the context of the Next call in progress: after reads its
 	// deadline.
 	ctx context.Context
 }
 
-// Attempt is an upstream answer handed to the caller.
-type Attempt struct {
-	Target *Target
-	// Key identifies the API key used (never the key itself).
-	Key *Key
-	// Resp is the upstream's response: a 2xx to deliver (report its end with
-	// Succeed or Fail), or, when Final, an error answer to return as it is
-	// (body buffered, already reported).
-	Resp    *http.Response
-	Final   bool
-	Verdict aierr.Verdict
-	// Start is when the attempt was sent, on the router's clock.
-	Start time.Time
-	// Native reports that Resp is in Anthropic's Messages format (the
-	// request went to its target untouched); otherwise it is OpenAI's.
-	Native bool
-
-	w       *Walk
-	permit  breaker.Permit
-	started int64
-	queued  time.Duration // waited for the target's limits
-	retry   bool          // not the walk's first attempt on this target
-	done    bool
+// Continue makes the rest of the walk a continuation of an answer that
+// broke after part of it reached the client: the targets after the one
+// that broke are sent body (which asks to go on from the text delivered)
+// or, when their upstream continues a final assistant message (Anthropic's
+// prefill), prefill. Call Next next.
+func (w *Walk) Continue(body, prefill []byte) {
+	w.req.Body, w.req.Fields, w.req.Native, w.prefill = body, aireq.Scan(body), nil, prefill
 }
 
 // Start begins a walk for req on alias a.
@@ -110,18 +109,27 @@ func (r *Router) Start(a *Alias, req *Request) *Walk {
 		w.idemBase = hex.EncodeToString(b[:])
 	}
 	a.budget.Request()
+	if a.hedges != nil {
+		a.hedges.Request()
+	}
 	return w
 }
 
 // Next returns the next answer worth handing to the client: a 2xx to
 // deliver, or a Final client error. It returns *NoTargetError when the
-// ladder is exhausted, or the context's error.
+// ladder is exhausted, or the context's error. After an attempt Broke, Next
+// goes on from the target after it.
 func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 	w.ctx = ctx
-	if w.pending != nil && !w.pending.done {
-		w.pending.Abandon()
+	if p := w.pending; p != nil && !p.done.Load() {
+		p.Abandon()
 	}
 	w.pending = nil
+	if b := w.broken; b != nil {
+		w.broken = nil
+		w.Skips = append(w.Skips, Skip{Target: b.Target.Name, Reason: describe(b.Verdict) + " after it began"})
+		w.failoverFrom(b)
+	}
 	for w.i < len(w.order) {
 		if w.wait > 0 {
 			if err := clock.Sleep(ctx, w.r.clk, w.wait); err != nil {
@@ -132,7 +140,7 @@ func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, deliver := w.try(ctx, w.order[w.i])
+		a, deliver := w.attempt(ctx, w.order[w.i])
 		if deliver {
 			w.pending = a
 			return a, nil
@@ -141,6 +149,9 @@ func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 			return a, nil
 		}
 		if a != nil && a.Verdict.Kind == aierr.Canceled {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			return nil, context.Canceled
 		}
 	}
@@ -158,12 +169,10 @@ func (w *Walk) noTarget() *NoTargetError {
 // failover moves to the next target.
 func (w *Walk) failover() { w.i, w.n = w.i+1, 0 }
 
-// failoverFrom moves to the next target after a failed attempt, and says
-// so when there is a next target.
+// failoverFrom moves to the next target after a failed attempt; the
+// failover is counted when the next target is sent the request.
 func (w *Walk) failoverFrom(a *Attempt) {
-	if w.r.onFailover != nil && w.i < len(w.order)-1 {
-		w.r.onFailover(a.Target, a.Verdict)
-	}
+	w.failed = a
 	w.failover()
 }
 
@@ -178,61 +187,202 @@ func (w *Walk) skip(t *Target, reason string, until int64) {
 	w.failover()
 }
 
-// try makes one attempt on t. It returns the attempt and whether it is a
-// 2xx to deliver; otherwise it has already moved the walk on (or made the
-// attempt Final).
-func (w *Walk) try(ctx context.Context, t *Target) (*Attempt, bool) {
+// attempt tries t: once, or as a race with hedges on the targets after it
+// when the alias hedges. It returns the attempt and whether it is a 2xx to
+// deliver; otherwise it has already moved the walk on (or made the attempt
+// Final).
+func (w *Walk) attempt(ctx context.Context, t *Target) (*Attempt, bool) {
+	if w.hedging() {
+		return w.race(ctx, t)
+	}
+	a := w.admit(ctx, t)
+	if a == nil {
+		return nil, false
+	}
+	return a, w.send(ctx, a)
+}
+
+// admit readies an attempt on t: a usable key, its breaker's permit, room
+// in its limits. It returns nil, having skipped t, when t cannot take it.
+func (w *Walk) admit(ctx context.Context, t *Target) *Attempt {
 	now := w.r.now()
-	key, until := t.prov.pickKey(now)
+	if w.i < len(w.order)-1 && w.alias.suspect(t, now) {
+		w.skip(t, "suspected stalled", 0)
+		return nil
+	}
+	key, until := t.pickKey(now)
 	if key == nil {
 		w.skip(t, "no usable key", until)
-		return nil, false
+		return nil
 	}
 	permit, err := t.breaker.Allow()
 	if err != nil {
 		var open *breaker.OpenError
 		errors.As(err, &open)
 		w.skip(t, "breaker open", now+int64(open.RetryAfter()))
-		return nil, false
+		return nil
 	}
 	a := &Attempt{Target: t, Key: key, w: w, permit: permit}
 	if t.Limited() {
 		// Only a target with limits can make the attempt wait.
 		queued := w.r.now()
-		if reason, until, ok := w.admit(ctx, t); !ok {
+		if reason, until, ok := w.limits(ctx, t); !ok {
 			permit.Ignore()
 			w.skip(t, reason, until)
-			return nil, false
+			return nil
 		}
 		a.queued = time.Duration(w.r.now() - queued)
 	}
+	return a
+}
+
+// send sends an admitted attempt, and reports whether it is a 2xx to
+// deliver; otherwise the attempt is reported and the walk moved on.
+func (w *Walk) send(ctx context.Context, a *Attempt) bool {
+	if err := w.launch(ctx, a); err == nil {
+		return true
+	}
+	w.after(a)
+	return false
+}
+
+// launch sends an admitted attempt under its watchdogs and waits for its
+// first content. It returns nil for a 2xx to deliver; otherwise the
+// attempt is reported, its verdict set, and the error is its reason.
+func (w *Walk) launch(ctx context.Context, a *Attempt) error {
+	return w.exchange(ctx, a, w.begin(ctx, a))
+}
+
+// begin counts an attempt about to be sent and builds its call. It runs
+// on the walk's goroutine; exchange may then run on another.
+func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
+	t := a.Target
 	w.n++
 	w.Attempts++
+	if f := w.failed; f != nil && f.Target != t && w.r.onFailover != nil {
+		w.r.onFailover(f.Target, f.Verdict)
+	}
+	w.failed = nil
 	a.started, a.Start, a.retry = w.r.now(), w.r.clk.Now(), w.n > 1
 	t.inFlight.Add(1)
-	call := w.call(t, key)
+	call := w.call(t, a.Key)
 	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages() {
 		call.Native = aireq.Scan(w.req.Native).WithModel(w.req.Native, t.Model)
 		a.Native = true
 	}
-	resp, err := t.prov.up.Send(ctx, call)
-	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		a.Resp = resp
-		return a, true
-	}
-	a.classify(resp, err)
-	a.release()
-	a.report(a.Verdict)
-	w.after(a)
-	return a, false
+	a.ctx, a.cancel = context.WithCancelCause(ctx)
+	a.watch = watch{clk: w.r.clk, cancel: a.cancel, cut: a.onCut}
+	return call
 }
 
-// admit waits for t's limits. A call the rate limit cannot take at once
+// exchange sends call under the attempt's watchdogs and waits for its
+// first content; see launch. It touches nothing of the walk's but what
+// is read-only while attempts run.
+func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
+	t := a.Target
+	ttfb, idle, total := w.alias.budgets(t, w.req.Stream, a.started)
+	a.watch.start(ttfb, idle, total)
+	resp, err := t.prov.up.Send(a.ctx, call)
+	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		a.Resp = resp
+		if err = w.ready(a); err == nil {
+			return nil
+		}
+		a.Resp.Body.Close()
+		a.Verdict = w.verdict(ctx, a, err)
+	} else if err == nil {
+		a.classify(resp, nil)
+	} else {
+		a.Verdict = w.verdict(ctx, a, err)
+	}
+	a.finish(a.Verdict)
+	a.cancel(nil)
+	return a.Verdict.Err()
+}
+
+// verdict classifies an attempt that failed with err: a watchdog's cut, the
+// request's own end (canceled: the target is not to blame), or what err
+// says.
+func (w *Walk) verdict(ctx context.Context, a *Attempt, err error) aierr.Verdict {
+	if cut := a.Cut(); cut != nil {
+		return *cut
+	}
+	if ctx.Err() != nil || a.lost.Load() {
+		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: ctx.Err().Error()}
+	}
+	var v *verdictError
+	if errors.As(err, &v) {
+		return v.v
+	}
+	return a.Target.prov.classifier.ClassifyError(err)
+}
+
+// verdictError is a Prepare failure that carries its verdict.
+type verdictError struct{ v aierr.Verdict }
+
+func (e *verdictError) Error() string { return e.v.String() }
+
+// ready waits for a 2xx answer's first content: the first byte of a plain
+// answer, or what Request.Prepare waits for in a stream.
+func (w *Walk) ready(a *Attempt) error {
+	body := &watchedBody{rc: a.Resp.Body, a: a, plain: !w.req.Stream}
+	a.Resp.Body = body
+	if w.req.Stream {
+		a.stream = true
+		if a.Target.streams.Add(1) == 1 {
+			a.Target.lastEvent.Store(w.r.now())
+		}
+		if p := w.req.Prepare; p != nil {
+			if v := p(a); v.Kind != aierr.Success {
+				return &verdictError{v}
+			}
+		}
+		return nil
+	}
+	return a.peek()
+}
+
+// peek reads the first bytes of a plain answer, and puts them back.
+func (a *Attempt) peek() error {
+	buf := make([]byte, 512)
+	for {
+		n, err := a.Resp.Body.Read(buf)
+		if n > 0 {
+			a.first(a.w.r.now())
+			a.Resp.Body = &prefixed{prefix: buf[:n], ReadCloser: a.Resp.Body}
+			return nil
+		}
+		if err == io.EOF {
+			// An empty body: the caller finds it is no answer.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// prefixed is a body whose first bytes were read ahead.
+type prefixed struct {
+	prefix []byte
+	io.ReadCloser
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.ReadCloser.Read(b)
+}
+
+// limits waits for t's limits. A call the rate limit cannot take at once
 // queues for the target's turn, in the request's flow with its weight, so
 // waiting requests reach the rate limit in weighted fair order; the one
 // holding the turn reserves its slot and waits for it. Turn and slot
 // together wait at most the target's MaxWait.
-func (w *Walk) admit(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
+func (w *Walk) limits(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
 	if t.pacer != nil {
 		if _, ok, _ := t.pacer.TryReserve(w.req.Tokens); !ok {
 			if reason, until, ok := w.paced(ctx, t); !ok {
@@ -278,67 +428,14 @@ func (w *Walk) paced(ctx context.Context, t *Target) (reason string, until int64
 // call builds the upstream call: the body with t's model, the key, and the
 // attempt's idempotency key.
 func (w *Walk) call(t *Target, k *Key) *Call {
-	body := w.req.Fields.WithModel(w.req.Body, t.Model)
+	body, f := w.req.Body, w.req.Fields
+	if ms, ok := t.prov.up.(messagesSpeaker); ok && ms.SpeaksMessages() && w.prefill != nil {
+		body, f = w.prefill, aireq.Scan(w.prefill)
+	}
+	body = f.WithModel(body, t.Model)
 	return &Call{
 		Path: w.req.Path, Model: t.Model, Key: k.secret, Body: body, Stream: w.req.Stream,
 		IdempotencyKey: w.idemBase + "-" + strconv.Itoa(w.idemGen),
-	}
-}
-
-// classify reads an error answer into a verdict, buffering its body so it
-// can still be returned.
-func (a *Attempt) classify(resp *http.Response, err error) {
-	c := a.Target.prov.classifier
-	if err != nil {
-		a.Verdict = c.ClassifyError(err)
-		return
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
-	a.Resp = resp
-	a.Verdict = c.Classify(resp.StatusCode, resp.Header, body)
-}
-
-// report records a finished attempt's verdict in the breaker, the key and
-// the target's health.
-func (a *Attempt) report(v aierr.Verdict) {
-	a.done = true
-	w, t := a.w, a.Target
-	t.inFlight.Add(-1)
-	now := w.r.now()
-	switch v.Breaker() {
-	case aierr.BreakerSuccess:
-		a.permit.Success()
-	case aierr.BreakerFailure:
-		a.permit.Report(breaker.Outcome{Result: breaker.Failure, RetryAfter: v.Wait})
-	default:
-		a.permit.Ignore()
-	}
-	switch v.Kind {
-	case aierr.Throttle:
-		// Without a hint the key still rests a moment, so the walk moves
-		// to another key instead of hammering this one.
-		a.Key.throttledUntil.Store(now + int64(max(v.Wait, w.throttleWait())))
-	case aierr.Auth, aierr.Quota:
-		a.Key.disabledUntil.Store(now + int64(w.r.authCooldown))
-		if w.r.onKey != nil {
-			w.r.onKey(KeyEvent{Key: a.Key.ID, Target: t.Name, Verdict: v, For: w.r.authCooldown})
-		}
-	}
-	if v.Kind != aierr.Canceled {
-		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
-	}
-	if w.r.onAttempt != nil {
-		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started),
-			Retry: a.retry, Queued: a.queued})
-	}
-}
-
-func (a *Attempt) release() {
-	if a.Target.bulk != nil {
-		a.Target.bulk.Release()
 	}
 }
 
@@ -363,7 +460,7 @@ func (w *Walk) after(a *Attempt) {
 		return
 	case aierr.Auth, aierr.Quota:
 		// only this key is out: the next attempt on t takes another
-		if _, until := t.prov.pickKey(w.r.now()); until == 0 && w.hasKey(t) {
+		if _, until := t.pickKey(w.r.now()); until == 0 && w.hasKey(t) {
 			return
 		}
 		w.failoverFrom(a)
@@ -372,13 +469,17 @@ func (w *Walk) after(a *Attempt) {
 		if w.hasKey(t) {
 			return // another key of the same target, at once
 		}
-		if !last && v.Wait > w.throttleWait() {
-			w.failoverFrom(a)
+		if !last {
+			if !w.waitThrottle(t) {
+				w.failoverFrom(a)
+			}
 			return
 		}
 	default: // Outage, Capacity
 		if !last {
-			w.failoverFrom(a)
+			if !w.retrySame(a) {
+				w.failoverFrom(a)
+			}
 			return
 		}
 	}
@@ -390,17 +491,63 @@ func (w *Walk) after(a *Attempt) {
 	w.failoverFrom(a)
 }
 
-// hasKey reports whether t's provider has a usable key now.
-func (w *Walk) hasKey(t *Target) bool {
-	k, _ := t.prov.pickKey(w.r.now())
-	return k != nil
+// retrySame decides whether a transient failure (one 5xx, a reset) on a
+// target whose breaker is still closed is retried once on the same target
+// before the walk fails over: the user asked for that model. Timeouts are
+// not retried there (the budget was spent once already), nor is anything
+// past the alias's retry budget, nor anything when the retry policy allows
+// one call per target (attempts: 1).
+func (w *Walk) retrySame(a *Attempt) bool {
+	v, wait := a.Verdict, w.alias.spec.SameTargetWait
+	if !w.mayRetrySame() || v.Kind != aierr.Outage || !transient(v.Sub) {
+		return false
+	}
+	if a.Target.breaker.State() != breaker.StateClosed || !w.alias.budget.TryRetry() {
+		return false
+	}
+	backoff, _ := w.alias.spec.Retry.Next(1, v.Err(), retry.Remaining(w.ctx, w.r.clk.Now()))
+	w.wait = min(backoff, wait)
+	return true
 }
 
-func (w *Walk) throttleWait() time.Duration {
-	if d := w.alias.spec.ThrottleWait; d > 0 {
-		return d
+// mayRetrySame reports whether the walk's first attempt on its target may
+// be followed by one more there: the alias has a same-target wait, and its
+// retry policy allows more than one call per target.
+func (w *Walk) mayRetrySame() bool {
+	return w.alias.spec.SameTargetWait > 0 && w.n == 1 && w.alias.spec.Retry.Attempts != 1
+}
+
+// transient reports a failure worth one more try at once: not a timeout or
+// a connection that could not be made.
+func transient(s aierr.SubKind) bool {
+	switch s {
+	case aierr.Timeout, aierr.FirstByteTimeout, aierr.StreamStalled, aierr.Connect, aierr.TLS:
+		return false
 	}
-	return time.Second
+	return true
+}
+
+// waitThrottle decides whether to wait out a throttle on t, the key's rest
+// for this target, when it ends within the alias's same-target wait; past
+// it the walk fails over.
+func (w *Walk) waitThrottle(t *Target) bool {
+	limit := w.alias.spec.SameTargetWait
+	if !w.mayRetrySame() {
+		return false
+	}
+	_, until := t.pickKey(w.r.now())
+	wait := time.Duration(until - w.r.now())
+	if until == 0 || wait > limit || !w.alias.budget.TryRetry() {
+		return false
+	}
+	w.wait = max(wait, 0)
+	return true
+}
+
+// hasKey reports whether t has a usable key now.
+func (w *Walk) hasKey(t *Target) bool {
+	k, _ := t.pickKey(w.r.now())
+	return k != nil
 }
 
 // describe says in a few words why an attempt failed.
@@ -413,44 +560,4 @@ func describe(v aierr.Verdict) string {
 		s += " (" + v.Code + ")"
 	}
 	return s
-}
-
-// Succeed reports that a delivered answer completed; ttfb is the time to
-// its first content (0 if not streamed).
-func (a *Attempt) Succeed(ttfb time.Duration) {
-	if a.done {
-		return
-	}
-	a.release()
-	if ttfb > 0 {
-		a.Target.ObserveTTFB(ttfb)
-	}
-	a.report(aierr.Verdict{Kind: aierr.Success})
-	if s := a.w.req.Session; s != "" {
-		a.w.r.sticky.put(a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
-	}
-}
-
-// Fail reports that a delivered answer failed (a stream that stalled or
-// broke). Before the answer was committed to the client, the next call to
-// Next goes on down the ladder as the verdict says.
-func (a *Attempt) Fail(v aierr.Verdict) {
-	if a.done {
-		return
-	}
-	a.release()
-	a.Verdict = v
-	a.report(v)
-	a.w.after(a)
-	a.Final = false
-}
-
-// Abandon reports that the client went away: the attempt says nothing about
-// the target's health.
-func (a *Attempt) Abandon() {
-	if a.done {
-		return
-	}
-	a.release()
-	a.report(aierr.Verdict{Kind: aierr.Canceled})
 }

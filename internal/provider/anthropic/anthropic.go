@@ -87,6 +87,7 @@ type Upstream struct {
 }
 
 var _ router.Upstream = (*Upstream)(nil)
+var _ router.Prober = (*Upstream)(nil)
 
 // New returns an Upstream, or an error naming the bad field.
 func New(c Config) (*Upstream, error) {
@@ -251,5 +252,17 @@ func (u *Upstream) sendNative(ctx context.Context, c *router.Call) (*http.Respon
 		return nil, err
 	}
 	u.setHeaders(req.Header, c, c.Stream)
+	return u.rt.RoundTrip(req)
+}
+
+// Probe lists the models with key: a request that costs no tokens, to
+// check whether a refused key works again.
+func (u *Upstream) Probe(ctx context.Context, key string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.endpoint, "/messages")+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	u.setHeaders(req.Header, &router.Call{Key: key}, false)
+	req.Header.Del("Content-Type")
 	return u.rt.RoundTrip(req)
 }

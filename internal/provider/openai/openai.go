@@ -45,6 +45,7 @@ type Upstream struct {
 }
 
 var _ router.Upstream = (*Upstream)(nil)
+var _ router.Prober = (*Upstream)(nil)
 
 // New returns an Upstream, or an error if BaseURL is not an http(s) URL.
 func New(c Config) (*Upstream, error) {
@@ -93,4 +94,25 @@ func (u *Upstream) CloseIdle() {
 	if t, ok := u.rt.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}
+}
+
+// Probe lists the models with key: a request that costs no tokens, to
+// check whether a refused key works again.
+func (u *Upstream) Probe(ctx context.Context, key string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.base+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range u.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Accept", "application/json")
+	if key != "" {
+		if u.auth == "api-key" {
+			req.Header.Set("Api-Key", key)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	return u.rt.RoundTrip(req)
 }

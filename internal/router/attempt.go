@@ -1,0 +1,206 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
+)
+
+// Attempt is an upstream answer handed to the caller.
+type Attempt struct {
+	Target *Target
+	// Key identifies the API key used (never the key itself).
+	Key *Key
+	// Resp is the upstream's response: a 2xx to deliver (report its end with
+	// Succeed, Fail, Broke or Abandon), or, when Final, an error answer to
+	// return as it is (body buffered, already reported). A 2xx has sent its
+	// first content already: the first byte of a plain answer, or whatever
+	// Request.Prepare waited for in a stream.
+	Resp  *http.Response
+	Final bool
+	// Verdict is the attempt's outcome, once known.
+	Verdict aierr.Verdict
+	// Start is when the attempt was sent, on the router's clock.
+	Start time.Time
+	// Native reports that Resp is in Anthropic's Messages format (the
+	// request went to its target untouched); otherwise it is OpenAI's.
+	Native bool
+	// Held is the caller's own: what Request.Prepare read of a stream
+	// before its first content.
+	Held any
+
+	w       *Walk
+	permit  breaker.Permit
+	started int64
+	queued  time.Duration   // waited for the target's limits
+	retry   bool            // not the walk's first attempt on this target
+	stream  bool            // counted among the target's streams
+	hedge   bool            // sent as a hedge
+	lost    atomic.Bool     // canceled because another attempt won the race
+	ctx     context.Context // the attempt's own, ended when it is cut or closed
+	cancel  context.CancelCauseFunc
+	watch   watch
+	done    atomic.Bool
+	cut     atomic.Pointer[aierr.Verdict]
+	// firstAt is when the first content came (stopwatch ns), 0 before.
+	firstAt atomic.Int64
+}
+
+// Cut returns the verdict of the watchdog that cut the attempt, or nil.
+func (a *Attempt) Cut() *aierr.Verdict { return a.cut.Load() }
+
+// onCut is the watchdogs' report: the outage counts at once.
+func (a *Attempt) onCut(v aierr.Verdict) {
+	a.cut.Store(&v)
+	a.finish(v)
+}
+
+// Progress tells the attempt's watchdogs that a chunk of a streamed answer
+// arrived: the first content ends its TTFB budget, and every chunk
+// restarts its idle budget (and shows its target is not stalled).
+func (a *Attempt) Progress() {
+	now := a.w.r.now()
+	if a.firstAt.Load() == 0 {
+		a.first(now)
+	}
+	if a.stream {
+		a.Target.lastEvent.Store(now)
+	}
+	a.watch.progress()
+}
+
+// first records the time to the attempt's first content.
+func (a *Attempt) first(now int64) {
+	if !a.firstAt.CompareAndSwap(0, now) {
+		return
+	}
+	d := time.Duration(now - a.started)
+	a.Target.observeFirst(d, a.w.req.Stream)
+}
+
+// TTFB returns the time from sending the attempt to its first content, 0
+// before it came.
+func (a *Attempt) TTFB() time.Duration {
+	if at := a.firstAt.Load(); at != 0 {
+		return time.Duration(at - a.started)
+	}
+	return 0
+}
+
+// Succeed reports that a delivered answer completed.
+func (a *Attempt) Succeed() {
+	if !a.finish(aierr.Verdict{Kind: aierr.Success}) {
+		return
+	}
+	if s := a.w.req.Session; s != "" {
+		a.w.r.sticky.put(a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
+	}
+}
+
+// Fail reports that a delivered answer failed before anything of it reached
+// the client (it broke off, or was no answer): the next call to Next goes
+// on down the ladder as the verdict says. A watchdog's verdict, when one
+// cut the attempt, replaces v.
+func (a *Attempt) Fail(v aierr.Verdict) {
+	if cut := a.Cut(); cut != nil {
+		v = *cut
+	}
+	a.finish(v)
+	a.Verdict = v
+	a.w.after(a)
+	a.Final = false
+}
+
+// Broke reports that a delivered answer failed after part of it reached
+// the client: its target hears of the failure, and the walk ends there
+// unless the caller continues it with Next. It returns the verdict, a
+// watchdog's when one cut the attempt.
+func (a *Attempt) Broke(v aierr.Verdict) aierr.Verdict {
+	if cut := a.Cut(); cut != nil {
+		v = *cut
+	}
+	a.finish(v)
+	a.Verdict = v
+	a.w.broken = a
+	return v
+}
+
+// Abandon reports that the client went away: the attempt says nothing about
+// the target's health (unless a watchdog cut it first).
+func (a *Attempt) Abandon() { a.finish(aierr.Verdict{Kind: aierr.Canceled}) }
+
+// finish records the attempt's end once: its watchdogs stop, its slot is
+// freed, and its verdict goes to the breaker, the key and the target's
+// health. It reports whether this call was the one that did.
+func (a *Attempt) finish(v aierr.Verdict) bool {
+	if !a.done.CompareAndSwap(false, true) {
+		return false
+	}
+	a.watch.stop()
+	if a.Target.bulk != nil {
+		a.Target.bulk.Release()
+	}
+	if a.stream {
+		a.Target.streams.Add(-1)
+	}
+	a.report(v)
+	return true
+}
+
+// report records a finished attempt's verdict in the breaker, the key and
+// the target's health.
+func (a *Attempt) report(v aierr.Verdict) {
+	w, t := a.w, a.Target
+	t.inFlight.Add(-1)
+	now := w.r.now()
+	switch v.Breaker() {
+	case aierr.BreakerSuccess:
+		a.permit.Success()
+	case aierr.BreakerFailure:
+		a.permit.Report(breaker.Outcome{Result: breaker.Failure, RetryAfter: v.Wait})
+	default:
+		a.permit.Ignore()
+	}
+	switch v.Kind {
+	case aierr.Throttle:
+		// Without a hint the key still rests a moment, so the walk moves
+		// to another key instead of hammering this one. Providers count
+		// limits per model: the key rests for this target only.
+		t.rest(a.Key, now+int64(max(v.Wait, minThrottleRest)))
+	case aierr.Auth, aierr.Quota:
+		w.r.refuseKey(t, a.Key, v)
+	}
+	if v.Kind != aierr.Canceled {
+		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
+	}
+	if w.r.onAttempt != nil {
+		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started),
+			Retry: a.retry, Queued: a.queued, Hedge: a.hedge})
+	}
+}
+
+// minThrottleRest is how long a key rests for a target after a throttle
+// that named no wait.
+const minThrottleRest = time.Second
+
+// classify reads an error answer into a verdict, buffering its body so it
+// can still be returned.
+func (a *Attempt) classify(resp *http.Response, err error) {
+	c := a.Target.prov.classifier
+	if err != nil {
+		a.Verdict = c.ClassifyError(err)
+		return
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	a.Resp = resp
+	a.Verdict = c.Classify(resp.StatusCode, resp.Header, body)
+}

@@ -1,0 +1,151 @@
+package router
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
+)
+
+// Prober is an Upstream that can check a key with a request that costs no
+// tokens (listing the models).
+type Prober interface {
+	Probe(ctx context.Context, key string) (*http.Response, error)
+}
+
+// probeTimeout bounds one background probe.
+const probeTimeout = 10 * time.Second
+
+// refuseKey takes k out of rotation after an auth or quota refusal on t,
+// for its provider's auth rest, tells the operator, and starts checking it
+// when the provider probes refused keys.
+func (r *Router) refuseKey(t *Target, k *Key, v aierr.Verdict) {
+	p := t.prov
+	if k.disabledUntil.Load() < 0 {
+		return // disabled by hand: stays so
+	}
+	k.disabledUntil.Store(r.now() + int64(p.authRest))
+	if r.onKey != nil {
+		r.onKey(KeyEvent{Key: k.ID, Target: t.Name, Verdict: v, For: p.authRest})
+	}
+	if _, ok := p.up.(Prober); ok && p.authProbe > 0 && k.probing.CompareAndSwap(false, true) {
+		r.clk.AfterFunc(p.authProbe, func() { go r.probeKey(p, k) })
+	}
+}
+
+// probeKey checks a refused key: back in rotation when it works, checked
+// again later while it stays refused.
+func (r *Router) probeKey(p *provider, k *Key) {
+	if d := k.disabledUntil.Load(); d <= r.now() {
+		k.probing.Store(false) // back by itself, or disabled by hand
+		return
+	}
+	ctx, cancel := r.timeout(probeTimeout)
+	resp, err := p.up.(Prober).Probe(ctx, k.secret)
+	cancel()
+	ok := err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300
+	if err == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	}
+	if ok && k.disabledUntil.Load() > 0 {
+		k.disabledUntil.Store(0)
+		k.probing.Store(false)
+		if r.onKey != nil {
+			r.onKey(KeyEvent{Key: k.ID, Back: true})
+		}
+		return
+	}
+	r.clk.AfterFunc(p.authProbe, func() { go r.probeKey(p, k) })
+}
+
+// timeout returns a context canceled after d on the router's clock.
+func (r *Router) timeout(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := r.clk.AfterFunc(d, cancel)
+	return ctx, func() { t.Stop(); cancel() }
+}
+
+// restOf returns when the last of k's rests after a throttle ends
+// (stopwatch ns).
+func (r *Router) restOf(k *Key) int64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	until := int64(0)
+	for _, t := range r.targets {
+		if k.idx < len(t.rests) && t.prov.keys[k.idx] == k {
+			until = max(until, t.rests[k.idx].Load())
+		}
+	}
+	return until
+}
+
+// clearRests ends k's rests after throttles, on every target.
+func (r *Router) clearRests(k *Key) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.targets {
+		if k.idx < len(t.rests) && t.prov.keys[k.idx] == k {
+			t.rests[k.idx].Store(0)
+		}
+	}
+}
+
+// probeBody is a background probe's request: as cheap as a chat
+// completion gets.
+func probeBody(model string) []byte {
+	return []byte(`{"model":` + strconv.Quote(model) + `,"messages":[{"role":"user","content":"ping"}],"max_tokens":1}`)
+}
+
+// scheduleProbe arranges a background probe of t for when its breaker,
+// just opened, admits probes again.
+func (r *Router) scheduleProbe(t *Target, tr breaker.Transition) {
+	if tr.To != breaker.StateOpen {
+		return
+	}
+	wait := max(tr.OpenUntil.Sub(r.clk.Now()), 0)
+	r.clk.AfterFunc(wait, func() { go r.probeTarget(t) })
+}
+
+// probeTarget sends t a cheap request as a half-open probe, when no client
+// request took the probe first; its outcome closes or reopens the breaker.
+func (r *Router) probeTarget(t *Target) {
+	key, _ := t.pickKey(r.now())
+	if key == nil {
+		return
+	}
+	permit, err := t.breaker.Allow()
+	if err != nil {
+		return // still open, or a client request is probing
+	}
+	if t.breaker.State() != breaker.StateHalfOpen {
+		permit.Ignore() // closed again meanwhile: nothing to learn
+		return
+	}
+	ctx, cancel := r.timeout(probeTimeout)
+	defer cancel()
+	resp, err := t.prov.up.Send(ctx, &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)})
+	var v aierr.Verdict
+	if err != nil {
+		v = t.prov.classifier.ClassifyError(err)
+	} else {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
+		resp.Body.Close()
+		v = t.prov.classifier.Classify(resp.StatusCode, resp.Header, body)
+	}
+	switch v.Breaker() {
+	case aierr.BreakerSuccess:
+		permit.Success()
+	case aierr.BreakerFailure:
+		permit.Report(breaker.Outcome{Result: breaker.Failure, RetryAfter: v.Wait})
+	default:
+		permit.Ignore()
+	}
+	if r.onProbe != nil {
+		r.onProbe(t, v)
+	}
+}
