@@ -341,7 +341,10 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 		x.outcome = "canceled"
 		return true
 	}
-	if h.finished && cleanEnd(err) && a.Cut() == nil {
+	if h.finished && !errors.Is(err, errInStream) {
+		// The answer had finished: whatever ended the connection after
+		// it (a close, a reset, silence until a watchdog cut it) took
+		// nothing from it.
 		end := doneEvent
 		if a.Native {
 			end = messageStopEvent

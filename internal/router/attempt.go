@@ -40,7 +40,7 @@ type Attempt struct {
 	started int64
 	queued  time.Duration   // waited for the target's limits
 	retry   bool            // not the walk's first attempt on this target
-	stream  bool            // counted among the target's streams
+	stream  atomic.Bool     // counted among the target's streams
 	hedge   bool            // sent as a hedge
 	lost    atomic.Bool     // canceled because another attempt won the race
 	ctx     context.Context // the attempt's own, ended when it is cut or closed
@@ -69,7 +69,7 @@ func (a *Attempt) Progress() {
 	if a.firstAt.Load() == 0 {
 		a.first(now)
 	}
-	if a.stream {
+	if a.stream.Load() {
 		a.Target.lastEvent.Store(now)
 	}
 	a.watch.progress()
@@ -108,9 +108,7 @@ func (a *Attempt) Succeed() {
 // on down the ladder as the verdict says. A watchdog's verdict, when one
 // cut the attempt, replaces v.
 func (a *Attempt) Fail(v aierr.Verdict) {
-	if cut := a.Cut(); cut != nil {
-		v = *cut
-	}
+	v = a.own(v)
 	a.finish(v)
 	a.Verdict = v
 	a.w.after(a)
@@ -122,12 +120,23 @@ func (a *Attempt) Fail(v aierr.Verdict) {
 // unless the caller continues it with Next. It returns the verdict, a
 // watchdog's when one cut the attempt.
 func (a *Attempt) Broke(v aierr.Verdict) aierr.Verdict {
-	if cut := a.Cut(); cut != nil {
-		v = *cut
-	}
+	v = a.own(v)
 	a.finish(v)
 	a.Verdict = v
 	a.w.broken = a
+	return v
+}
+
+// own returns the verdict an attempt that failed with v deserves: its
+// watchdog's when one cut it; a cancellation when the request itself ended
+// (the client left, the deadline passed), which is not the target's doing.
+func (a *Attempt) own(v aierr.Verdict) aierr.Verdict {
+	if cut := a.Cut(); cut != nil {
+		return *cut
+	}
+	if err := a.w.ctx.Err(); err != nil {
+		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: err.Error()}
+	}
 	return v
 }
 
@@ -146,11 +155,29 @@ func (a *Attempt) finish(v aierr.Verdict) bool {
 	if a.Target.bulk != nil {
 		a.Target.bulk.Release()
 	}
-	if a.stream {
-		a.Target.streams.Add(-1)
-	}
+	a.uncountStream()
 	a.report(v)
 	return true
+}
+
+// countStream counts a streamed attempt past its headers among its
+// target's streams, unless it has already ended (a watchdog may cut it as
+// its headers arrive).
+func (a *Attempt) countStream() {
+	if a.Target.streams.Add(1) == 1 {
+		a.Target.lastEvent.Store(a.w.r.now())
+	}
+	a.stream.Store(true)
+	if a.done.Load() {
+		a.uncountStream()
+	}
+}
+
+// uncountStream undoes countStream, once.
+func (a *Attempt) uncountStream() {
+	if a.stream.CompareAndSwap(true, false) {
+		a.Target.streams.Add(-1)
+	}
 }
 
 // report records a finished attempt's verdict in the breaker, the key and

@@ -89,8 +89,9 @@ func (w *Walk) race(ctx context.Context, t *Target) (*Attempt, bool) {
 }
 
 // hedge admits an attempt on the next target that can take one, moving
-// the walk there; nil when none is left.
+// the walk there; nil, the walk left where it was, when none can.
 func (w *Walk) hedge(ctx context.Context) *Attempt {
+	i, n := w.i, w.n
 	for w.i < len(w.order)-1 {
 		w.failover()
 		if a := w.admit(ctx, w.order[w.i]); a != nil {
@@ -100,6 +101,7 @@ func (w *Walk) hedge(ctx context.Context) *Attempt {
 		}
 		w.i-- // admit skipped it and moved on: undo, the loop moves
 	}
+	w.i, w.n = i, n // none: the walk stays on the target racing
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -271,7 +270,7 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 		a.Native = true
 	}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
-	a.watch = watch{clk: w.r.clk, cancel: a.cancel, cut: a.onCut}
+	a.watch.a, a.watch.clk = a, w.r.clk
 	return call
 }
 
@@ -292,6 +291,9 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 		a.Verdict = w.verdict(ctx, a, err)
 	} else if err == nil {
 		a.classify(resp, nil)
+		if cut := a.Cut(); cut != nil {
+			a.Verdict = *cut // its body stalled
+		}
 	} else {
 		a.Verdict = w.verdict(ctx, a, err)
 	}
@@ -307,8 +309,11 @@ func (w *Walk) verdict(ctx context.Context, a *Attempt, err error) aierr.Verdict
 	if cut := a.Cut(); cut != nil {
 		return *cut
 	}
-	if ctx.Err() != nil || a.lost.Load() {
-		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: ctx.Err().Error()}
+	if a.lost.Load() {
+		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: "another attempt answered first"}
+	}
+	if err := ctx.Err(); err != nil {
+		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: err.Error()}
 	}
 	var v *verdictError
 	if errors.As(err, &v) {
@@ -328,10 +333,7 @@ func (w *Walk) ready(a *Attempt) error {
 	body := &watchedBody{rc: a.Resp.Body, a: a, plain: !w.req.Stream}
 	a.Resp.Body = body
 	if w.req.Stream {
-		a.stream = true
-		if a.Target.streams.Add(1) == 1 {
-			a.Target.lastEvent.Store(w.r.now())
-		}
+		a.countStream()
 		if p := w.req.Prepare; p != nil {
 			if v := p(a); v.Kind != aierr.Success {
 				return &verdictError{v}
@@ -339,42 +341,7 @@ func (w *Walk) ready(a *Attempt) error {
 		}
 		return nil
 	}
-	return a.peek()
-}
-
-// peek reads the first bytes of a plain answer, and puts them back.
-func (a *Attempt) peek() error {
-	buf := make([]byte, 512)
-	for {
-		n, err := a.Resp.Body.Read(buf)
-		if n > 0 {
-			a.first(a.w.r.now())
-			a.Resp.Body = &prefixed{prefix: buf[:n], ReadCloser: a.Resp.Body}
-			return nil
-		}
-		if err == io.EOF {
-			// An empty body: the caller finds it is no answer.
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// prefixed is a body whose first bytes were read ahead.
-type prefixed struct {
-	prefix []byte
-	io.ReadCloser
-}
-
-func (p *prefixed) Read(b []byte) (int, error) {
-	if len(p.prefix) > 0 {
-		n := copy(b, p.prefix)
-		p.prefix = p.prefix[n:]
-		return n, nil
-	}
-	return p.ReadCloser.Read(b)
+	return body.peek()
 }
 
 // limits waits for t's limits. A call the rate limit cannot take at once
@@ -495,11 +462,12 @@ func (w *Walk) after(a *Attempt) {
 // target whose breaker is still closed is retried once on the same target
 // before the walk fails over: the user asked for that model. Timeouts are
 // not retried there (the budget was spent once already), nor is anything
-// past the alias's retry budget, nor anything when the retry policy allows
-// one call per target (attempts: 1).
+// past the alias's retry budget, nor a failure whose provider asks for a
+// longer wait, nor anything when the retry policy allows one call per
+// target (attempts: 1).
 func (w *Walk) retrySame(a *Attempt) bool {
 	v, wait := a.Verdict, w.alias.spec.SameTargetWait
-	if !w.mayRetrySame() || v.Kind != aierr.Outage || !transient(v.Sub) {
+	if !w.mayRetrySame() || v.Kind != aierr.Outage || !transient(v.Sub) || v.Wait > wait {
 		return false
 	}
 	if a.Target.breaker.State() != breaker.StateClosed || !w.alias.budget.TryRetry() {

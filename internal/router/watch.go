@@ -1,7 +1,6 @@
 package router
 
 import (
-	"context"
 	"errors"
 	"io"
 	"sync"
@@ -22,38 +21,57 @@ import (
 // errAttemptTimeout is the cause of an attempt cut by its total budget.
 var errAttemptTimeout = errors.New("router: the attempt took longer than its total budget")
 
-// watch is one attempt's watchdogs.
+// watch is one attempt's watchdogs: one timer, armed for the nearest of
+// the budgets' deadlines and re-armed lazily when it fires early (a chunk
+// moved the idle deadline on), so a chunk costs a clock read, not a timer
+// reset.
 type watch struct {
-	clk    clock.Clock
-	cancel context.CancelCauseFunc
-	cut    func(aierr.Verdict) // reports the attempt's outage
+	a   *Attempt
+	clk clock.Clock
 
-	// mu guards the fields below; the timers' callbacks take it.
-	mu     sync.Mutex
-	phase  clock.Timer // the TTFB, then the idle, budget
-	total  clock.Timer
-	idle   time.Duration
-	last   time.Time // the last chunk's arrival
-	inIdle bool
-	ended  bool
+	// mu guards the fields below; the timer's callback takes it.
+	mu         sync.Mutex
+	timer      clock.Timer
+	ttfb, idle time.Duration
+	sent, last time.Time // when the request was sent; the last chunk's arrival
+	totalAt    time.Time // zero: no total budget
+	inIdle     bool      // the first content has come
+	ended      bool
 }
 
 // start arms the watchdogs of an attempt being sent: ttfb (0: none) until
-// the first content, total (0: none) for the whole attempt.
+// the first content, then idle (0: none) between chunks, and total (0:
+// none) for the whole attempt.
 func (w *watch) start(ttfb, idle, total time.Duration) {
-	w.idle = idle
-	if ttfb > 0 {
-		w.phase = w.clk.AfterFunc(ttfb, func() { w.fire(aierr.ErrFirstByteTimeout, false) })
-	}
+	w.mu.Lock() // the timer may fire before start returns
+	defer w.mu.Unlock()
+	w.ttfb, w.idle = ttfb, idle
+	w.sent = w.clk.Now()
 	if total > 0 {
-		w.total = w.clk.AfterFunc(total, func() { w.fire(errAttemptTimeout, true) })
+		w.totalAt = w.sent.Add(total)
+	}
+	if at, ok := w.next(); ok {
+		w.timer = w.clk.AfterFunc(at.Sub(w.sent), w.fired)
 	}
 }
 
+// next returns the nearest deadline, if any.
+func (w *watch) next() (time.Time, bool) {
+	var at time.Time
+	switch {
+	case !w.inIdle && w.ttfb > 0:
+		at = w.sent.Add(w.ttfb)
+	case w.inIdle && w.idle > 0:
+		at = w.last.Add(w.idle)
+	}
+	if !w.totalAt.IsZero() && (at.IsZero() || w.totalAt.Before(at)) {
+		at = w.totalAt
+	}
+	return at, !at.IsZero()
+}
+
 // progress is called for every chunk of the answer: the first one ends the
-// TTFB budget, and each one restarts the idle budget. The idle timer is
-// not reset per chunk: it notes the time, and a timer that fires early
-// re-arms itself for the rest.
+// TTFB budget, and each one restarts the idle budget.
 func (w *watch) progress() {
 	now := w.clk.Now()
 	w.mu.Lock()
@@ -66,73 +84,82 @@ func (w *watch) progress() {
 		return
 	}
 	w.inIdle = true
-	if w.phase != nil {
-		w.phase.Stop()
-		w.phase = nil
-	}
-	if w.idle > 0 {
-		w.phase = w.clk.AfterFunc(w.idle, w.idleFired)
+	at, ok := w.next()
+	switch {
+	case !ok && w.timer != nil:
+		w.timer.Stop()
+	case ok && w.timer != nil:
+		w.timer.Reset(at.Sub(now))
+	case ok:
+		w.timer = w.clk.AfterFunc(at.Sub(now), w.fired)
 	}
 }
 
-// idleFired cuts a stream silent for its idle budget, or re-arms the timer
-// for what is left of the budget since the last chunk.
-func (w *watch) idleFired() {
-	w.mu.Lock()
-	if left := w.idle - w.clk.Now().Sub(w.last); left > 0 && !w.ended {
-		w.phase = w.clk.AfterFunc(left, w.idleFired)
-		w.mu.Unlock()
-		return
-	}
-	w.mu.Unlock()
-	w.fire(aierr.ErrStreamStalled, false)
-}
-
-// fire cuts the attempt, unless it has ended.
-func (w *watch) fire(cause error, total bool) {
+// fired cuts the attempt whose deadline has passed, or re-arms the timer
+// for the deadline a chunk moved on.
+func (w *watch) fired() {
+	now := w.clk.Now()
 	w.mu.Lock()
 	if w.ended {
 		w.mu.Unlock()
 		return
 	}
+	at, ok := w.next()
+	if !ok {
+		w.mu.Unlock()
+		return
+	}
+	if now.Before(at) {
+		w.timer.Reset(at.Sub(now))
+		w.mu.Unlock()
+		return
+	}
+	var cause error
+	switch {
+	case !w.totalAt.IsZero() && !now.Before(w.totalAt):
+		cause = errAttemptTimeout
+	case w.inIdle:
+		cause = aierr.ErrStreamStalled
+	default:
+		cause = aierr.ErrFirstByteTimeout
+	}
 	w.ended = true
-	w.stopLocked()
 	w.mu.Unlock()
 	v := aierr.ClassifyError(cause)
-	if total {
+	if cause == errAttemptTimeout {
 		v.Sub, v.Code = aierr.Timeout, aierr.CodeTimeout
 	}
-	w.cut(v)
-	w.cancel(cause)
+	w.a.onCut(v)
+	w.a.cancel(cause)
 }
 
 // stop disarms the watchdogs of an attempt that ended.
 func (w *watch) stop() {
 	w.mu.Lock()
 	w.ended = true
-	w.stopLocked()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 	w.mu.Unlock()
-}
-
-func (w *watch) stopLocked() {
-	if w.phase != nil {
-		w.phase.Stop()
-	}
-	if w.total != nil {
-		w.total.Stop()
-	}
 }
 
 // watchedBody is a 2xx answer's body: every read that brings bytes counts
 // as progress for a plain answer (a stream's progress is its events, told
-// by the caller), and a read cut by a watchdog fails with its cause.
+// by the caller), and a read cut by a watchdog fails with its cause. A
+// plain answer's first byte is read ahead (peek) and given back first.
 type watchedBody struct {
-	rc    io.ReadCloser
-	a     *Attempt
-	plain bool
+	rc     io.ReadCloser
+	a      *Attempt
+	plain  bool
+	first  [1]byte
+	peeked bool // first holds a byte not yet read
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.peeked && len(p) > 0 {
+		p[0], b.peeked = b.first[0], false
+		return 1, nil
+	}
 	n, err := b.rc.Read(p)
 	if n > 0 && b.plain {
 		b.a.watch.progress()
@@ -143,6 +170,29 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// peek reads a plain answer's first byte ahead: its arrival is the first
+// content. An empty body is left for the caller to find no answer.
+func (b *watchedBody) peek() error {
+	for {
+		n, err := b.rc.Read(b.first[:])
+		if n > 0 {
+			b.peeked = true
+			b.a.first(b.a.w.r.now())
+			b.a.watch.progress()
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if cut := b.a.Cut(); cut != nil {
+				return cut.Err()
+			}
+			return err
+		}
+	}
 }
 
 // Close closes the body and ends the attempt's context (its connection
