@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	bench "github.com/fuseboxhq/fusebox/internal/outage" // demo.go has a func outage
@@ -31,13 +32,26 @@ while: a naive client (3 retries with backoff), retry+failover without a
 breaker, and Fusebox. It prints a Markdown table, checks Fusebox's row
 against the goals, and can write the figures as JSON and a chart as SVG.
 
-Scenarios: outage (503 storm), throttle (429 with Retry-After; the breaker
-must stay closed), latency-spike (the primary slows down by --spike).`,
+Scenarios, by how the primary fails during the storm:
+  outage         503 to every call
+  throttle       429 with Retry-After; the breaker must stay closed
+  latency-spike  answers --spike (default 2s) later than usual
+  hang           accepts every call and sends nothing, not even headers
+  slow           answers --spike (default 3s) later; Fusebox hedges
+  stall          streams 2 content chunks, then nothing (streamed requests)
+  flap           503 for 1s, healthy for 1s, in turn
+  partial        streams the whole answer, then ends without data: [DONE]
+                 (streamed requests)
+  reset          resets the connection before any byte
+
+--stream streams the requests of any scenario; stall and partial always
+stream. --continue sets continue_on_failure on Fusebox's alias.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Scenario = bench.Scenario(o.scenario)
 			// Unset, these follow the flags they depend on: the storm from
-			// half of --duration for a sixth of it, p99 from --latency.
+			// half of --duration for a sixth of it, p99 from --latency,
+			// the spike from --scenario.
 			if err := positiveIfSet(cmd, "storm-start", &o.StormStart); err != nil {
 				return err
 			}
@@ -47,24 +61,38 @@ must stay closed), latency-spike (the primary slows down by --spike).`,
 			if err := positiveIfSet(cmd, "p99", &o.P99); err != nil {
 				return err
 			}
+			if err := positiveIfSet(cmd, "spike", &o.Spike); err != nil {
+				return err
+			}
 			return runBench(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", string(bench.Outage), "how the primary fails: outage, throttle or latency-spike")
+	f.StringVar(&o.scenario, "scenario", string(bench.Outage), "how the primary fails: "+scenarioNames())
 	f.Float64Var(&o.Rate, "rate", 80, "requests per second, per client")
 	f.DurationVar(&o.Duration, "duration", 2*time.Minute, "how long each client sends")
 	f.DurationVar(&o.StormStart, "storm-start", 0, "when the storm begins (default: half of --duration, 1m0s)")
 	f.DurationVar(&o.StormLength, "storm-length", 0, "how long the storm lasts (default: a sixth of --duration, 20s)")
 	f.DurationVar(&o.Latency, "latency", 250*time.Millisecond, "median latency of the simulated providers")
 	f.DurationVar(&o.P99, "p99", 0, "99th-percentile latency of the simulated providers (default: 900ms, or 2 × --latency if more)")
-	f.DurationVar(&o.Spike, "spike", 2*time.Second, "extra latency of the primary during a latency-spike storm")
+	f.DurationVar(&o.Spike, "spike", 0, "extra latency of the primary during a latency-spike or slow storm (default: 2s for latency-spike, 3s for slow)")
 	f.DurationVar(&o.RetryAfter, "retry-after", 2*time.Second, "Retry-After of the primary's 429s during a throttle storm")
 	f.DurationVar(&o.Open, "open", 3*time.Second, "how long Fusebox's breaker stays open before a probe")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated providers")
+	f.BoolVar(&o.Stream, "stream", false, "stream every request (stall and partial always do)")
+	f.BoolVar(&o.Continue, "continue", false, "set continue_on_failure: true on Fusebox's alias")
 	f.StringVar(&o.jsonPath, "json", "", "write the figures as JSON to this file")
 	f.StringVar(&o.svgPath, "svg", "", "write the chart as SVG to this file")
 	return cmd
+}
+
+// scenarioNames lists the scenarios for the --scenario help.
+func scenarioNames() string {
+	names := make([]string, len(bench.Scenarios))
+	for i, s := range bench.Scenarios {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // positiveIfSet checks a duration flag whose default (0) bench.Options derives
@@ -83,7 +111,11 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	fmt.Fprintf(out, "fusebox bench: scenario %s, %g req/s per client for %v; three clients at once...\n\n", o.Scenario, o.Rate, o.Duration)
+	streamed := ""
+	if o.Stream || o.Scenario.Streams() {
+		streamed = " streamed"
+	}
+	fmt.Fprintf(out, "fusebox bench: scenario %s, %g%s req/s per client for %v; three clients at once...\n\n", o.Scenario, o.Rate, streamed, o.Duration)
 	res, err := bench.Run(ctx, o.Options)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

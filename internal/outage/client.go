@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/internal/sse"
 	"github.com/fuseboxhq/fusebox/retry"
 )
 
@@ -35,9 +36,6 @@ var Clients = []Client{Naive, RetryFailover, Fusebox}
 // model is the model the clients ask the providers for.
 const model = "sim-large"
 
-// clientTimeout bounds one request of a client, retries included.
-const clientTimeout = 30 * time.Second
-
 // naivePolicy is the retry policy of the clients without Fusebox: the
 // first call and up to 3 retries, full-jitter backoff from 100ms doubling,
 // Retry-After honoured up to 30s.
@@ -52,6 +50,7 @@ type rig struct {
 	primary, secondary *provider
 	gw                 *fusebox // Fusebox only
 	http               *http.Client
+	stream             bool // requests are streamed
 	// records are the client's requests, filled in by Run.
 	records []record
 }
@@ -59,8 +58,9 @@ type rig struct {
 // record is one request as the client saw it.
 type record struct {
 	start    time.Duration // since the start of the run
-	latency  time.Duration
-	served   string // "primary" or "secondary"; "" when it failed
+	latency  time.Duration // to the end of the answer
+	ttfb     time.Duration // to the first byte of the answer it ended with; 0 when none came
+	served   string        // "primary" or "secondary"; "" when it failed
 	failed   bool
 	canceled bool // cut short by the end of the run: not counted
 	usage    usage
@@ -69,10 +69,17 @@ type record struct {
 // usage is the tokens an answer billed.
 type usage struct{ in, out int }
 
+// answer is what one call brought back.
+type answer struct {
+	target    string // Fusebox's X-Fusebox-Target; "" from a provider
+	usage     usage
+	firstByte time.Time // the headers (JSON) or first event (stream); zero when none came
+}
+
 // newRig starts the providers (and gateway) of client c.
 func newRig(c Client, o Options) (_ *rig, err error) {
-	r := &rig{kind: c, http: &http.Client{
-		Timeout:   clientTimeout,
+	r := &rig{kind: c, stream: o.Stream, http: &http.Client{
+		Timeout:   o.clientTimeout,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 512, IdleConnTimeout: 30 * time.Second},
 	}}
 	defer func() {
@@ -109,7 +116,7 @@ func (r *rig) close() {
 
 // drive sends o.Rate requests per second with send from t0 for o.Duration,
 // each in its own goroutine, and returns them once all have ended.
-func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Context) (string, usage, error)) []record {
+func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Context) (string, answer, error)) []record {
 	n := int(o.Rate * o.Duration.Seconds())
 	recs := make([]record, n)
 	interval := float64(time.Second) / o.Rate
@@ -122,10 +129,13 @@ func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Conte
 		i := sent
 		wg.Go(func() {
 			start := time.Now()
-			served, u, err := send(ctx)
+			served, a, err := send(ctx)
 			recs[i] = record{
-				start: start.Sub(t0), latency: time.Since(start), served: served, usage: u,
+				start: start.Sub(t0), latency: time.Since(start), served: served, usage: a.usage,
 				failed: err != nil, canceled: ctx.Err() != nil,
+			}
+			if !a.firstByte.IsZero() {
+				recs[i].ttfb = a.firstByte.Sub(start)
 			}
 		})
 	}
@@ -133,25 +143,26 @@ func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Conte
 	return recs[:sent]
 }
 
-// send sends one request the client's way and returns who served it.
-func (r *rig) send(ctx context.Context) (string, usage, error) {
-	ctx, cancel := context.WithTimeout(ctx, clientTimeout)
+// send sends one request the client's way and returns who served it and
+// the answer it ended with: for a client that retries, its last call's.
+func (r *rig) send(ctx context.Context) (string, answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.http.Timeout)
 	defer cancel()
 	switch r.kind {
 	case Naive:
-		u, err := r.retried(ctx, r.primary.url, model)
-		return served("primary", err), u, err
+		a, err := r.retried(ctx, r.primary.url, model)
+		return served("primary", err), a, err
 	case RetryFailover:
-		u, err := r.retried(ctx, r.primary.url, model)
+		a, err := r.retried(ctx, r.primary.url, model)
 		if err == nil || ctx.Err() != nil {
-			return served("primary", err), u, err
+			return served("primary", err), a, err
 		}
-		u, err = r.retried(ctx, r.secondary.url, model)
-		return served("secondary", err), u, err
+		a, err = r.retried(ctx, r.secondary.url, model)
+		return served("secondary", err), a, err
 	}
-	target, u, err := r.post(ctx, r.gw.url, alias)
-	name, _, _ := strings.Cut(target, "/")
-	return served(name, err), u, err
+	a, err := r.post(ctx, r.gw.url, alias)
+	name, _, _ := strings.Cut(a.target, "/")
+	return served(name, err), a, err
 }
 
 // served is who served a request: name, or "" when it failed.
@@ -162,52 +173,126 @@ func served(name string, err error) string {
 	return name
 }
 
-// retried calls base with naivePolicy.
-func (r *rig) retried(ctx context.Context, base, model string) (usage, error) {
-	var u usage
+// retried calls base with naivePolicy and returns the last call's answer.
+func (r *rig) retried(ctx context.Context, base, model string) (answer, error) {
+	var a answer
 	err := naivePolicy.Do(ctx, func(ctx context.Context, _ int) error {
 		var err error
-		_, u, err = r.post(ctx, base, model)
+		a, err = r.post(ctx, base, model)
 		return err
 	})
-	return u, err
+	return a, err
 }
 
-// post sends one chat completion to base and returns the target that
-// served it (Fusebox's X-Fusebox-Target; "" from a provider) and its usage.
-func (r *rig) post(ctx context.Context, base, model string) (string, usage, error) {
-	body, _ := json.Marshal(map[string]any{
+// post sends one chat completion to base, streamed when the rig streams,
+// and reads the whole answer.
+func (r *rig) post(ctx context.Context, base, model string) (answer, error) {
+	req := map[string]any{
 		"model":    model,
 		"messages": []map[string]string{{"role": "user", "content": prompt}},
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		return "", usage{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer sim-key")
-	resp, err := r.http.Do(req)
+	if r.stream {
+		req["stream"] = true
+		req["stream_options"] = map[string]bool{"include_usage": true}
+	}
+	body, _ := json.Marshal(req)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return "", usage{}, err
+		return answer{}, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Authorization", "Bearer sim-key")
+	resp, err := r.http.Do(hr)
+	if err != nil {
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return "", usage{}, &statusError{status: resp.StatusCode, wait: retryAfter(resp.Header), body: string(msg)}
+		return answer{}, &statusError{status: resp.StatusCode, wait: retryAfter(resp.Header), body: string(msg)}
 	}
-	var answer struct {
+	a := answer{target: resp.Header.Get("X-Fusebox-Target")}
+	if r.stream {
+		err = readStream(resp.Body, &a)
+		return a, err
+	}
+	a.firstByte = time.Now()
+	var completion struct {
 		Usage *struct {
 			Prompt     int `json:"prompt_tokens"`
 			Completion int `json:"completion_tokens"`
 		} `json:"usage"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return "", usage{}, fmt.Errorf("outage: reading the answer: %w", err)
+	if err := json.NewDecoder(resp.Body).Decode(&completion); err != nil {
+		return a, fmt.Errorf("outage: reading the answer: %w", err)
 	}
-	if answer.Usage == nil {
-		return "", usage{}, errors.New("outage: answer without usage")
+	if completion.Usage == nil {
+		return a, errors.New("outage: answer without usage")
 	}
-	return resp.Header.Get("X-Fusebox-Target"), usage{answer.Usage.Prompt, answer.Usage.Completion}, nil
+	a.usage = usage{completion.Usage.Prompt, completion.Usage.Completion}
+	return a, nil
+}
+
+// streamChunk is the part of a chat.completion.chunk (or of an error
+// event) that the clients read.
+type streamChunk struct {
+	Choices []struct {
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// Why a stream failed.
+var (
+	errStreamBroke    = errors.New("outage: the stream broke")
+	errStreamError    = errors.New("outage: error event in the stream")
+	errStreamNoFinish = errors.New("outage: the stream ended without a finish_reason")
+)
+
+// readStream reads a chat completion stream into a until data: [DONE] or
+// the end of the body, as OpenAI's SDKs do: a stream that ends without
+// [DONE] is complete if it carried a finish_reason. It fails when the
+// stream broke (a read error, an event cut short), carried an error event
+// or ended without a finish_reason.
+func readStream(body io.Reader, a *answer) error {
+	rd := sse.NewReader(body, sse.Options{})
+	finished := false
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", errStreamBroke, err)
+		}
+		if a.firstByte.IsZero() {
+			a.firstByte = time.Now()
+		}
+		if sse.IsDone(ev) {
+			break
+		}
+		var c streamChunk
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			return fmt.Errorf("%w: an event is not JSON: %w", errStreamBroke, err)
+		}
+		if ev.Name == "error" || (len(c.Error) > 0 && string(c.Error) != "null") {
+			return fmt.Errorf("%w: %s", errStreamError, ev.Data)
+		}
+		for _, ch := range c.Choices {
+			finished = finished || (ch.FinishReason != nil && *ch.FinishReason != "")
+		}
+		if c.Usage != nil {
+			a.usage = usage{c.Usage.Prompt, c.Usage.Completion}
+		}
+	}
+	if !finished {
+		return errStreamNoFinish
+	}
+	return nil
 }
 
 // statusError is an error answer. It tells package retry whether to retry

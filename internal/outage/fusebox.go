@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,21 +19,50 @@ import (
 // alias is the model name Fusebox's client asks for.
 const alias = "smart"
 
-// FuseboxPolicy returns the breaker, retry and timeouts blocks of the
-// alias that Fusebox's client calls, as YAML, tuned for the scenario as a
-// user would: trip after 3 consecutive failures (503s; 429s never count),
-// stay open o.Open, then let 1 probe through; retry once on the last
-// target, within a 20% budget. For LatencySpike the breaker also trips when
-// half of the last 20 calls (at least 10) took more than o.P99 + o.Spike/2.
+// The timeouts and hedge of Fusebox's alias, as an operator would set them
+// for every scenario: a first byte within 2s, no stream silent for 10s.
+const (
+	fuseboxTTFB  = 2 * time.Second
+	fuseboxIdle  = 10 * time.Second
+	fuseboxTotal = 120 * time.Second
+	hedgeAfter   = 800 * time.Millisecond
+	hedgeBudget  = 0.1
+)
+
+// FuseboxPolicy returns the blocks of the alias that Fusebox's client
+// calls, as YAML, tuned as an operator would keep them: trip after 3
+// consecutive failures (503s, resets, timeouts; 429s never count), stay
+// open o.Open, then let 1 probe through; retry once on the last target,
+// within a 20% budget; a first byte within 2s, no stream silent for 10s,
+// 120s in all. For LatencySpike the breaker also trips when half of the
+// last 20 calls (at least 10) took more than o.P99 + o.Spike/2; for Slow
+// a request with no answer after 800ms is hedged to the secondary, for at
+// most 10% of requests. o.Continue adds continue_on_failure: true.
 func FuseboxPolicy(o Options) string {
 	o = o.withDefaults()
 	b := fmt.Sprintf("consecutive: 3, open: %v, probes: 1", o.Open)
 	if o.Scenario == LatencySpike {
 		b = fmt.Sprintf("window_calls: 20, min_calls: 10, slow_call: %v, slow_call_rate: 0.5, ", slowCall(o)) + b
 	}
-	return "breaker: {" + b + "}\n" +
+	p := "breaker: {" + b + "}\n" +
 		"retry: {attempts: 2, base: 100ms, max: 1s, budget: 0.2}\n" +
-		"timeouts: {ttfb: 20s, total: 30s}\n"
+		fmt.Sprintf("timeouts: {ttfb: %s, idle: %s, total: %s}\n", yamlDuration(fuseboxTTFB), yamlDuration(fuseboxIdle), yamlDuration(fuseboxTotal))
+	if o.Scenario == Slow {
+		p += fmt.Sprintf("hedge: {after: %s, max: 1, budget: %g}\n", yamlDuration(hedgeAfter), hedgeBudget)
+	}
+	if o.Continue {
+		p += "continue_on_failure: true\n"
+	}
+	return p
+}
+
+// yamlDuration writes d as the configuration reads it: whole milliseconds
+// below a second ("800ms"), seconds otherwise ("120s").
+func yamlDuration(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
 // slowCall is the duration from which the LatencySpike scenario's breaker

@@ -38,8 +38,8 @@ type provider struct {
 	calls []call
 }
 
-// call is one API call a provider answered: when it arrived and the status
-// of its answer.
+// call is one API call a provider received: when it arrived and the
+// status of its answer (0 while it runs, or if it got none).
 type call struct {
 	at     time.Time
 	status int
@@ -77,14 +77,31 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.sim.ServeHTTP(w, r)
 		return
 	}
-	at := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
+	p.mu.Lock()
+	i := len(p.calls)
+	p.calls = append(p.calls, call{at: time.Now()})
+	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
-		p.calls = append(p.calls, call{at: at, status: sw.status})
+		p.calls[i].status = sw.status
 		p.mu.Unlock()
 	}()
 	p.sim.ServeHTTP(sw, r)
+}
+
+// callsIn counts the calls that arrived from from (included) to to
+// (excluded).
+func (p *provider) callsIn(from, to time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.calls {
+		if !c.at.Before(from) && c.at.Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 // firstOK returns how long after t the first call that arrived at or after

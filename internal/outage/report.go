@@ -1,10 +1,8 @@
 package outage
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/sim"
@@ -15,7 +13,7 @@ import (
 type Result struct {
 	// Options are the run's settings, defaults filled.
 	Options OptionsReport `json:"options"`
-	// Policy is the Fusebox alias's breaker, retry and timeouts blocks.
+	// Policy is the blocks of Fusebox's alias (breaker, retry, timeouts…).
 	Policy string `json:"fusebox_policy"`
 	// Start is when the clients started.
 	Start time.Time `json:"start"`
@@ -40,6 +38,11 @@ type OptionsReport struct {
 	RetryAfterMS float64  `json:"retry_after_ms,omitempty"`
 	OpenMS       float64  `json:"breaker_open_ms"`
 	Seed         uint64   `json:"seed"`
+	Stream       bool     `json:"stream"`
+	Continue     bool     `json:"continue_on_failure"`
+	// ClientTimeoutMS bounds each request of every client, retries
+	// included.
+	ClientTimeoutMS float64 `json:"client_timeout_ms"`
 }
 
 // Row is one client's figures. Requests cut short by the end of a run
@@ -55,6 +58,15 @@ type Row struct {
 	StormFailed   int         `json:"storm_failed"`
 	StormFailure  float64     `json:"storm_failure_rate"`
 	StormLatency  Percentiles `json:"storm_latency_ms"`
+	// HealthyLatency is the latency of the requests sent outside the
+	// storm.
+	HealthyLatency Percentiles `json:"healthy_latency_ms"`
+	// TTFB is the time from a request's start (retries included) to the
+	// first byte of the answer it got: the headers of a JSON answer, the
+	// first event of a stream. Over the requests that succeeded; StormTTFB
+	// over those of them sent during the storm.
+	TTFB      Percentiles `json:"ttfb_ms"`
+	StormTTFB Percentiles `json:"storm_ttfb_ms"`
 	// PrimaryCalls counts the calls the primary received during the storm,
 	// retries and probes included; PrimaryInputTokens the prompt tokens
 	// they carried, and PrimaryBilledInputTokens those billed (answered
@@ -62,6 +74,13 @@ type Row struct {
 	PrimaryCalls             int64 `json:"storm_primary_calls"`
 	PrimaryInputTokens       int64 `json:"storm_primary_input_tokens"`
 	PrimaryBilledInputTokens int64 `json:"storm_primary_billed_input_tokens"`
+	// SecondaryCalls counts the calls the secondary received during the
+	// storm.
+	SecondaryCalls int64 `json:"storm_secondary_calls"`
+	// AfterOpen covers the storm from the first opening of Fusebox's
+	// breaker on the primary; nil for the other clients, and when the
+	// breaker did not open during the storm.
+	AfterOpen *AfterOpen `json:"after_breaker_open,omitempty"`
 	// FailoverMS is the time from the storm's onset to the arrival of the
 	// first call the secondary answered; nil when it never did.
 	FailoverMS *float64 `json:"failover_ms"`
@@ -76,6 +95,23 @@ type Row struct {
 	// Series has one entry per second of the run, by when requests were
 	// sent.
 	Series []Second `json:"series"`
+}
+
+// AfterOpen is what happened from the first opening of Fusebox's breaker
+// on the primary during the storm to the storm's end.
+type AfterOpen struct {
+	// AtMS is when the breaker opened, since the start.
+	AtMS float64 `json:"at_ms"`
+	// Requests counts the requests sent from then to the storm's end.
+	Requests int `json:"requests"`
+	// PrimaryCalls counts the calls the primary received in that time,
+	// probes included.
+	PrimaryCalls int `json:"primary_calls"`
+}
+
+// perRequest is the primary's calls per request.
+func (a *AfterOpen) perRequest() float64 {
+	return float64(a.PrimaryCalls) / float64(max(a.Requests, 1))
 }
 
 // Percentiles of latency, in milliseconds (nearest rank).
@@ -116,9 +152,10 @@ func (o Options) report() OptionsReport {
 		Scenario: o.Scenario, Rate: o.Rate, DurationS: o.Duration.Seconds(),
 		StormStartS: o.StormStart.Seconds(), StormLengthS: o.StormLength.Seconds(),
 		LatencyMS: ms(o.Latency), P99MS: ms(o.P99), OpenMS: ms(o.Open), Seed: o.Seed,
+		Stream: o.Stream, Continue: o.Continue, ClientTimeoutMS: ms(o.clientTimeout),
 	}
 	switch o.Scenario {
-	case LatencySpike:
+	case LatencySpike, Slow:
 		r.SpikeMS = ms(o.Spike)
 	case Throttle:
 		r.RetryAfterMS = ms(o.RetryAfter)
@@ -129,22 +166,30 @@ func (o Options) report() OptionsReport {
 // summarize computes client r's row.
 func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 	row := Row{Client: r.kind}
-	var all, storm []float64
+	var all, storm, healthy, ttfb, stormTTFB []float64
 	for _, rec := range r.records {
 		if rec.canceled {
 			continue
 		}
-		l := ms(rec.latency)
+		l, in := ms(rec.latency), o.inStorm(rec.start)
 		row.Requests++
 		all = append(all, l)
 		if rec.failed {
 			row.Failed++
 		}
-		if o.inStorm(rec.start) {
+		if in {
 			row.StormRequests++
 			storm = append(storm, l)
 			if rec.failed {
 				row.StormFailed++
+			}
+		} else {
+			healthy = append(healthy, l)
+		}
+		if !rec.failed && rec.ttfb > 0 {
+			ttfb = append(ttfb, ms(rec.ttfb))
+			if in {
+				stormTTFB = append(stormTTFB, ms(rec.ttfb))
 			}
 		}
 		switch rec.served {
@@ -156,12 +201,14 @@ func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 			row.CostUSD += secondaryPrice.cost(rec.usage)
 		}
 	}
-	row.Latency, row.StormLatency = percentiles(all), percentiles(storm)
+	row.Latency, row.StormLatency, row.HealthyLatency = percentiles(all), percentiles(storm), percentiles(healthy)
+	row.TTFB, row.StormTTFB = percentiles(ttfb), percentiles(stormTTFB)
 	if row.StormRequests > 0 {
 		row.StormFailure = float64(row.StormFailed) / float64(row.StormRequests)
 	}
-	d := stormDelta(st, r.primary.sim)
+	d := stormDelta(st.atStart.primary, st.atEnd.primary, r.primary.sim)
 	row.PrimaryCalls, row.PrimaryInputTokens, row.PrimaryBilledInputTokens = d.Calls, d.InputTokens, d.BilledInputTokens
+	row.SecondaryCalls = stormDelta(st.atStart.secondary, st.atEnd.secondary, r.secondary.sim).Calls
 	if d, ok := r.secondary.firstOK(t0.Add(o.StormStart)); ok {
 		row.FailoverMS = ptr(ms(d))
 	}
@@ -172,16 +219,37 @@ func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 	return row
 }
 
-// stormDelta is what the primary counted during the storm; a run cut short
-// counts up to now.
-func stormDelta(st stormStats, s *sim.Server) sim.Stats {
-	if st.atEnd.Outcomes == nil {
-		st.atEnd = s.Stats()
+// stormDelta is what a provider counted during the storm, from snapshots
+// at its start and end; a run cut short counts up to now.
+func stormDelta(atStart, atEnd sim.Stats, s *sim.Server) sim.Stats {
+	if atEnd.Outcomes == nil {
+		atEnd = s.Stats()
 	}
-	if st.atStart.Outcomes == nil {
-		st.atStart = st.atEnd
+	if atStart.Outcomes == nil {
+		atStart = atEnd
 	}
-	return st.atEnd.Sub(st.atStart)
+	return atEnd.Sub(atStart)
+}
+
+// afterOpen counts, from the first opening of the breaker during the storm
+// (ts are its transitions) to the storm's end, the requests r sent and the
+// calls its primary received; nil when the breaker did not open during
+// the storm.
+func afterOpen(o Options, t0 time.Time, r *rig, ts []Transition) *AfterOpen {
+	for _, t := range ts {
+		at := time.Duration(t.AtMS * float64(time.Millisecond))
+		if t.To != "open" || !o.inStorm(at) {
+			continue
+		}
+		a := &AfterOpen{AtMS: t.AtMS, PrimaryCalls: r.primary.callsIn(t0.Add(at), t0.Add(o.stormEnd()))}
+		for _, rec := range r.records {
+			if !rec.canceled && rec.start >= at && rec.start < o.stormEnd() {
+				a.Requests++
+			}
+		}
+		return a
+	}
+	return nil
 }
 
 // series cuts the records into seconds by when they were sent.
@@ -233,143 +301,6 @@ func (r *Result) row(c Client) *Row {
 	return nil
 }
 
-// checkGoals checks Fusebox's row against the goals.
-func (r *Result) checkGoals(o Options) []Goal {
-	fb, naive := r.row(Fusebox), r.row(Naive)
-	if fb == nil || naive == nil {
-		return nil
-	}
-	var goals []Goal
-	add := func(name, want, got string, pass bool) {
-		goals = append(goals, Goal{Name: name, Want: want, Got: got, Pass: pass})
-	}
-	add("client-visible failure during the storm", "≤ 0.1%", pct(fb.StormFailure), fb.StormFailure <= 0.001)
-	add("failover after the onset", "≤ 100 ms", fmtOptMS(fb.FailoverMS), fb.FailoverMS != nil && *fb.FailoverMS <= 100)
-	wait, waitName := o.Open, "open"
-	if o.Scenario == Throttle {
-		wait, waitName = o.RetryAfter, "Retry-After"
-	}
-	probe := o.P99
-	if o.Scenario == LatencySpike {
-		probe += o.Spike // the last probe sent during the spike is slow
-	}
-	limit := ms(wait + probe)
-	add("back on the primary after the storm",
-		fmt.Sprintf("≤ %s (%v %s + one probe, %v)", fmtMS(limit), wait, waitName, probe),
-		fmtOptMS(fb.RecoveryMS), fb.RecoveryMS != nil && *fb.RecoveryMS <= limit)
-	add("calls to the failing target during the storm",
-		fmt.Sprintf("≤ 1%% of naive's (%d)", naive.PrimaryCalls/100),
-		fmt.Sprintf("%d (%s)", fb.PrimaryCalls, ratio(fb.PrimaryCalls, naive.PrimaryCalls)),
-		float64(fb.PrimaryCalls) <= 0.01*float64(naive.PrimaryCalls))
-	if o.Scenario == Throttle {
-		opened := 0
-		for _, t := range r.Transitions {
-			if t.To == "open" {
-				opened++
-			}
-		}
-		add("the breaker never opens on 429s", "0 openings", fmt.Sprint(opened), opened == 0)
-	}
-	return goals
-}
-
-// Markdown renders the result: a heading, the table, the goals and
-// Fusebox's configuration.
-func (r *Result) Markdown() string {
-	o := r.Options
-	var b strings.Builder
-	fmt.Fprintf(&b, "### fusebox bench: %s\n\n", r.describe())
-	fmt.Fprintf(&b, "%g req/s per client for %gs; latency median %s, p99 %s; prices per Mtok: primary $%g/$%g, secondary $%g/$%g.\n\n",
-		o.Rate, o.DurationS, fmtMS(o.LatencyMS), fmtMS(o.P99MS),
-		primaryPrice.input, primaryPrice.output, secondaryPrice.input, secondaryPrice.output)
-	b.WriteString("| client | p50 | p95 | p99 | storm p50 | storm p95 | storm p99 | failed in storm | calls to primary in storm | their input tokens (billed) | failover | back on primary | served primary / secondary | cost |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, w := range r.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s (%d/%d) | %d | %d (%d) | %s | %s | %d / %d | $%.2f |\n",
-			w.Client, fmtMS(w.Latency.P50), fmtMS(w.Latency.P95), fmtMS(w.Latency.P99),
-			fmtMS(w.StormLatency.P50), fmtMS(w.StormLatency.P95), fmtMS(w.StormLatency.P99),
-			pct(w.StormFailure), w.StormFailed, w.StormRequests,
-			w.PrimaryCalls, w.PrimaryInputTokens, w.PrimaryBilledInputTokens,
-			fmtOptMS(w.FailoverMS), fmtOptMS(w.RecoveryMS), w.ServedPrimary, w.ServedSecondary, w.CostUSD)
-	}
-	b.WriteString("\nStorm columns cover requests sent during the storm. Calls to primary: what the primary received during the storm, retries and probes included; billed tokens are those of 200 answers it finished in that window (calls sent before the onset). Failover: from the onset to the arrival of the first call the secondary answered. Back on primary: from the storm's end to the arrival of the first call the primary answered.\n")
-	b.WriteString("\nGoals for the fusebox row:\n\n")
-	for _, g := range r.Goals {
-		verdict := "FAIL"
-		if g.Pass {
-			verdict = "PASS"
-		}
-		fmt.Fprintf(&b, "- %s %s: %s (want %s)\n", verdict, g.Name, g.Got, g.Want)
-	}
-	fmt.Fprintf(&b, "\nFusebox's breaker on the primary: %s\n", r.transitionSummary())
-	b.WriteString("\nFusebox alias `" + alias + "` = primary → secondary, strategy fallback, with:\n\n```yaml\n" + r.Policy + "```\n")
-	b.WriteString("\nnaive and retry+failover: 1 call + up to 3 retries per target, full-jitter backoff from 100ms doubling (max 2s), Retry-After honoured; retry+failover then does the same on the secondary.\n")
-	return b.String()
-}
-
-// describe says what the scenario did.
-func (r *Result) describe() string {
-	o := r.Options
-	window := fmt.Sprintf("from %gs to %gs", o.StormStartS, o.StormStartS+o.StormLengthS)
-	switch o.Scenario {
-	case Throttle:
-		return fmt.Sprintf("throttle — the primary answers 429 (Retry-After %s) to every call %s; secondary healthy", fmtMS(o.RetryAfterMS), window)
-	case LatencySpike:
-		return fmt.Sprintf("latency-spike — the primary answers %s later than usual %s; secondary healthy", fmtMS(o.SpikeMS), window)
-	}
-	return "outage — the primary answers 503 to every call " + window + "; secondary healthy"
-}
-
-// transitionSummary lists the breaker's openings and closings compactly.
-func (r *Result) transitionSummary() string {
-	if len(r.Transitions) == 0 {
-		return "no transitions (stayed closed)."
-	}
-	var parts []string
-	for i, t := range r.Transitions {
-		if i == 12 {
-			parts = append(parts, fmt.Sprintf("… %d more", len(r.Transitions)-i))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s→%s at %.2fs (%s)", t.From, t.To, t.AtMS/1000, t.Reason))
-	}
-	return fmt.Sprintf("%d transitions: %s.", len(r.Transitions), strings.Join(parts, ", "))
-}
-
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ptr[T any](v T) *T { return &v }
-
-// fmtMS formats milliseconds: "12 ms", "1.25 s".
-func fmtMS(v float64) string {
-	if v >= 1000 {
-		return fmt.Sprintf("%.2f s", v/1000)
-	}
-	if v < 10 {
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.0f ms", v)
-}
-
-// fmtOptMS formats milliseconds, or "never" for nil.
-func fmtOptMS(v *float64) string {
-	if v == nil {
-		return "never"
-	}
-	return fmtMS(*v)
-}
-
-func pct(f float64) string {
-	if f > 0 && f < 0.001 {
-		return fmt.Sprintf("%.3f%%", 100*f)
-	}
-	return fmt.Sprintf("%.1f%%", 100*f)
-}
-
-// ratio formats a/b as a percentage of b.
-func ratio(a, b int64) string {
-	if b == 0 {
-		return "naive made none"
-	}
-	return fmt.Sprintf("%.2f%% of naive", 100*float64(a)/float64(b))
-}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,10 +26,41 @@ const (
 	// LatencySpike: the primary answers, but Options.Spike later than
 	// usual. Fusebox's breaker trips on the slow-call rate.
 	LatencySpike Scenario = "latency-spike"
+	// Hang: the primary accepts every call and sends nothing, not even
+	// headers, until the caller gives up.
+	Hang Scenario = "hang"
+	// Slow: the primary answers, but Options.Spike (3s unless set) later
+	// than usual. Fusebox hedges to the secondary.
+	Slow Scenario = "slow"
+	// Stall: the clients stream; the primary's streams send the role chunk
+	// and 2 content chunks, then nothing until the caller gives up.
+	Stall Scenario = "stall"
+	// Flap: the primary answers every call with 503 for a second, then is
+	// healthy for a second, and so on through the storm.
+	Flap Scenario = "flap"
+	// Partial: the clients stream; the primary's streams carry the whole
+	// answer (content, finish_reason "stop", usage) and then end cleanly
+	// without data: [DONE].
+	Partial Scenario = "partial"
+	// Reset: the primary resets the connection of every call before
+	// sending a byte.
+	Reset Scenario = "reset"
 )
 
 // Scenarios lists every Scenario.
-var Scenarios = []Scenario{Outage, Throttle, LatencySpike}
+var Scenarios = []Scenario{Outage, Throttle, LatencySpike, Hang, Slow, Stall, Flap, Partial, Reset}
+
+// Streams reports whether the scenario's fault hits streams only, so that
+// its clients stream whatever Options.Stream says.
+func (s Scenario) Streams() bool { return s == Stall || s == Partial }
+
+// flapHalf is how long the Flap scenario's primary fails, and then how
+// long it is healthy, in turn.
+const flapHalf = time.Second
+
+// stallAfter is how many content chunks the Stall scenario's streams send
+// before they stall.
+const stallAfter = 2
 
 // Options configure a run. The zero value of each field means the default
 // documented on it; the defaults are the laptop-sized outage: 80 req/s for
@@ -49,7 +82,8 @@ type Options struct {
 	// P99 is their 99th-percentile latency. 0: 900ms, or 2 × Latency if
 	// that is more.
 	P99 time.Duration
-	// Spike is the extra latency of the LatencySpike scenario. 0: 2s.
+	// Spike is the extra latency of the LatencySpike and Slow scenarios.
+	// 0: 2s for LatencySpike, 3s for Slow.
 	Spike time.Duration
 	// RetryAfter is the wait the Throttle scenario's 429s ask for. 0: 2s.
 	RetryAfter time.Duration
@@ -58,6 +92,18 @@ type Options struct {
 	// Seed seeds the simulated providers; each client's pair gets the same
 	// seeds.
 	Seed uint64
+	// Stream makes every client stream its requests (stream: true, with
+	// usage) and read the events until data: [DONE] or the end of the
+	// body. Stall and Partial stream whatever Stream says.
+	Stream bool
+	// Continue sets continue_on_failure: true on Fusebox's alias: a stream
+	// that breaks after content reached the client goes on from the next
+	// target.
+	Continue bool
+
+	// clientTimeout bounds one request of a client, retries included.
+	// 0: 30s. Only tests shorten it, to keep hangs and stalls short.
+	clientTimeout time.Duration
 }
 
 // withDefaults returns o with its zero fields filled.
@@ -69,7 +115,14 @@ func (o Options) withDefaults() Options {
 	o.StormLength = cmp.Or(o.StormLength, o.Duration/6)
 	o.Latency = cmp.Or(o.Latency, 250*time.Millisecond)
 	o.P99 = cmp.Or(o.P99, max(900*time.Millisecond, 2*o.Latency))
-	o.Spike = cmp.Or(o.Spike, 2*time.Second)
+	if o.Spike == 0 {
+		o.Spike = 2 * time.Second
+		if o.Scenario == Slow {
+			o.Spike = 3 * time.Second
+		}
+	}
+	o.Stream = o.Stream || o.Scenario.Streams()
+	o.clientTimeout = cmp.Or(o.clientTimeout, 30*time.Second)
 	o.RetryAfter = cmp.Or(o.RetryAfter, 2*time.Second)
 	o.Open = cmp.Or(o.Open, 3*time.Second)
 	return o
@@ -81,8 +134,8 @@ func (o Options) Validate() error { return o.withDefaults().validate() }
 // validate reports the first bad field of o, defaults filled.
 func (o Options) validate() error {
 	switch {
-	case o.Scenario != Outage && o.Scenario != Throttle && o.Scenario != LatencySpike:
-		return fmt.Errorf("outage: scenario %q: want outage, throttle or latency-spike", o.Scenario)
+	case !slices.Contains(Scenarios, o.Scenario):
+		return fmt.Errorf("outage: scenario %q: want one of %s", o.Scenario, scenarioList())
 	case !(o.Rate > 0 && o.Rate <= 10000):
 		return fmt.Errorf("outage: rate %g: want more than 0 and at most 10000 requests per second", o.Rate)
 	case o.Duration < 0 || o.StormStart < 0 || o.StormLength < 0:
@@ -97,6 +150,15 @@ func (o Options) validate() error {
 	return nil
 }
 
+// scenarioList names the scenarios, comma-separated.
+func scenarioList() string {
+	names := make([]string, len(Scenarios))
+	for i, s := range Scenarios {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
 // stormEnd is when the storm ends, since the start.
 func (o Options) stormEnd() time.Duration { return o.StormStart + o.StormLength }
 
@@ -108,13 +170,26 @@ func (o Options) inStorm(t time.Duration) bool { return t >= o.StormStart && t <
 // are set (the start of the run).
 func (o Options) faults() []sim.Fault {
 	from, to := o.StormStart, o.stormEnd()
+	f := sim.Fault{Fraction: 1, From: from, To: to}
 	switch o.Scenario {
 	case Throttle:
-		return []sim.Fault{{Kind: sim.Throttle, RetryAfter: o.RetryAfter, Fraction: 1, From: from, To: to}}
-	case LatencySpike:
-		return []sim.Fault{{Kind: sim.LatencySpike, Extra: o.Spike, Fraction: 1, From: from, To: to}}
+		f.Kind, f.RetryAfter = sim.Throttle, o.RetryAfter
+	case LatencySpike, Slow:
+		f.Kind, f.Extra = sim.LatencySpike, o.Spike
+	case Hang:
+		f.Kind = sim.Hang
+	case Stall:
+		f.Kind, f.AfterChunks = sim.Stall, stallAfter
+	case Flap:
+		f.Kind, f.Status, f.Every, f.For = sim.ErrorStorm, 503, 2*flapHalf, flapHalf
+	case Partial:
+		f.Kind = sim.NoDone
+	case Reset:
+		f.Kind = sim.Reset
+	default:
+		f.Kind, f.Status = sim.ErrorStorm, 503
 	}
-	return []sim.Fault{{Kind: sim.ErrorStorm, Status: 503, Fraction: 1, From: from, To: to}}
+	return []sim.Fault{f}
 }
 
 // Run runs the scenario for the three clients at once and returns what
@@ -154,30 +229,35 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	wg.Wait()
 	res := &Result{Options: o.report(), Policy: FuseboxPolicy(o), Start: t0}
 	for i, r := range rigs {
-		res.Rows = append(res.Rows, summarize(o, t0, r, storm[i]))
+		row := summarize(o, t0, r, storm[i])
 		if r.kind == Fusebox {
 			res.Transitions = r.gw.transitionsSince(t0)
+			row.AfterOpen = afterOpen(o, t0, r, res.Transitions)
 		}
+		res.Rows = append(res.Rows, row)
 	}
 	res.Goals = res.checkGoals(o)
 	return res, nil
 }
 
-// stormStats are the primary's counts at the storm's start and end.
-type stormStats struct{ atStart, atEnd sim.Stats }
+// stormStats are a rig's providers' counts at the storm's start and end.
+type stormStats struct{ atStart, atEnd snapshot }
 
-// watchStorm snapshots the primaries' stats when the storm starts and when
+// snapshot is the counts of a rig's two providers.
+type snapshot struct{ primary, secondary sim.Stats }
+
+// watchStorm snapshots the providers' stats when the storm starts and when
 // it ends (or when ctx ends, for a run cut short).
 func watchStorm(ctx context.Context, t0 time.Time, o Options, rigs []*rig, out []stormStats) {
-	snap := func(set func(*stormStats, sim.Stats)) {
+	snap := func(set func(*stormStats, snapshot)) {
 		for i, r := range rigs {
-			set(&out[i], r.primary.sim.Stats())
+			set(&out[i], snapshot{r.primary.sim.Stats(), r.secondary.sim.Stats()})
 		}
 	}
 	sleepUntil(ctx, t0.Add(o.StormStart))
-	snap(func(s *stormStats, st sim.Stats) { s.atStart = st })
+	snap(func(s *stormStats, st snapshot) { s.atStart = st })
 	sleepUntil(ctx, t0.Add(o.stormEnd()))
-	snap(func(s *stormStats, st sim.Stats) { s.atEnd = st })
+	snap(func(s *stormStats, st snapshot) { s.atEnd = st })
 }
 
 // sleepUntil waits until t or until ctx ends, and reports whether t came.

@@ -75,6 +75,8 @@ type faultJSON struct {
 	Kind        FaultKind `json:"kind"`
 	From        string    `json:"from,omitempty"`
 	To          string    `json:"to,omitempty"`
+	Every       string    `json:"every,omitempty"`
+	For         string    `json:"for,omitempty"`
 	Fraction    float64   `json:"fraction,omitempty"`
 	Status      int       `json:"status,omitempty"`
 	RetryAfter  string    `json:"retry_after,omitempty"`
@@ -90,7 +92,11 @@ func (f Fault) toJSON() faultJSON {
 		}
 		return d.String()
 	}
-	return faultJSON{f.Kind, dur(f.From), dur(f.To), f.Fraction, f.Status, dur(f.RetryAfter), dur(f.Extra), f.AfterChunks, f.Message}
+	return faultJSON{
+		Kind: f.Kind, From: dur(f.From), To: dur(f.To), Every: dur(f.Every), For: dur(f.For),
+		Fraction: f.Fraction, Status: f.Status, RetryAfter: dur(f.RetryAfter), Extra: dur(f.Extra),
+		AfterChunks: f.AfterChunks, Message: f.Message,
+	}
 }
 
 // MarshalJSON writes f with durations as strings ("1.5s"), leaving out
@@ -118,7 +124,8 @@ func (f *Fault) UnmarshalJSON(data []byte) error {
 		return d
 	}
 	*f = Fault{
-		Kind: j.Kind, From: dur("from", j.From), To: dur("to", j.To), Fraction: j.Fraction,
+		Kind: j.Kind, From: dur("from", j.From), To: dur("to", j.To),
+		Every: dur("every", j.Every), For: dur("for", j.For), Fraction: j.Fraction,
 		Status: j.Status, RetryAfter: dur("retry_after", j.RetryAfter), Extra: dur("extra", j.Extra),
 		AfterChunks: j.AfterChunks, Message: j.Message,
 	}

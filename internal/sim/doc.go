@@ -42,7 +42,8 @@
 // # Faults
 //
 // A Fault (see FaultKind for what each kind does) is active from From to
-// To and hits each call with probability Fraction; the first active fault
+// To (flapping, with Every and For: active for the first For of every
+// Every) and hits each call with probability Fraction; the first active fault
 // in the list that hits a call decides its answer, and latency spikes add
 // their Extra to it. Error answers (error_storm, throttle, auth,
 // queue_full) come at once, after any spike: combine a storm with a spike
@@ -97,13 +98,17 @@
 //	  - {kind: auth, from: 110s, to: 115s}
 //	  - {kind: queue_full, status: 503, retry_after: 2s, from: 120s, to: 125s}
 //	  - {kind: stream_error, after_chunks: 1, message: "upstream died", from: 130s}
+//	  - {kind: no_done, from: 140s, to: 150s}
+//	  - {kind: error_storm, from: 160s, to: 180s, every: 2s, for: 1s}  # 503 for 1s, healthy for 1s, …
 //
-// A fault's fields: kind (required); from, to; fraction (more than 0, at
+// A fault's fields: kind (required); from, to; every and for (flapping:
+// active for the first "for" of every "every" from "from", 0 < for <
+// every; default: active throughout); fraction (more than 0, at
 // most 1; default 1); status (error_storm: 500, 502, 503, 504 or 529,
 // default 503; queue_full: 429 or 503, default 429); retry_after (throttle,
 // default 1s; error_storm and queue_full, default none); extra
 // (latency_spike, required); after_chunks (stall, stream_error, reset);
 // message (the error's text). A field that does not apply to the kind is
-// an error. examples/scenarios/ holds outage.yaml, throttle.yaml and
-// latency-spike.yaml.
+// an error. examples/scenarios/ holds outage.yaml, throttle.yaml,
+// latency-spike.yaml, flap.yaml and partial.yaml.
 package sim

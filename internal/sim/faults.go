@@ -52,19 +52,28 @@ const (
 	// (data: {"error":{"type":"server_error",…}}) inside the 200 stream,
 	// which then ends without data: [DONE].
 	StreamError FaultKind = "stream_error"
+	// NoDone applies to streams only: the stream carries the whole answer
+	// (every content chunk, the chunk with the finish_reason, the usage
+	// chunk when asked for), then ends cleanly without data: [DONE], as
+	// some proxies and self-hosted servers do. OpenAI's SDKs stop at the
+	// end of the body and see a complete answer; a client that waits for
+	// [DONE] sees a stream cut short. The call is billed in full. Through
+	// /v1/messages, whose streams have no [DONE], it changes nothing.
+	NoDone FaultKind = "no_done"
 )
 
 // FaultKinds lists every kind, in documentation order.
-var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError}
+var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone}
 
 // Fault is one misbehaviour on a schedule. A Fault is active from From to
-// To; each call that arrives while it is active is hit with probability
+// To (with Every set, only in the first For of every Every from From);
+// each call that arrives while it is active is hit with probability
 // Fraction. The first fault in the list that hits a call decides its answer
 // (latency spikes add to it instead).
 //
 // In JSON (the control endpoint) and YAML (scenarios) the fields are named
-// kind, from, to, fraction, status, retry_after, extra, after_chunks and
-// message, and durations are strings such as "1.5s".
+// kind, from, to, every, for, fraction, status, retry_after, extra,
+// after_chunks and message, and durations are strings such as "1.5s".
 type Fault struct {
 	// Kind is what goes wrong.
 	Kind FaultKind
@@ -73,6 +82,14 @@ type Fault struct {
 	From time.Duration
 	// To is when it ends, counted like From, exclusive. 0: never.
 	To time.Duration
+	// Every, when set, makes the fault flap: from From it is active for
+	// For, then inactive for Every − For, and so on until To. With
+	// From 60s, To 80s, Every 2s and For 1s it is active in [60s, 61s),
+	// [62s, 63s) … [78s, 79s). 0: active throughout.
+	Every time.Duration
+	// For is how long the fault is active in each Every: more than 0 and
+	// less than Every. It must be 0 when Every is.
+	For time.Duration
 	// Fraction is the share of calls hit, in (0, 1]. 0: every call.
 	Fraction float64
 	// Status is the HTTP status of ErrorStorm and QueueFull; 0 for their
@@ -113,15 +130,23 @@ type entry struct {
 }
 
 // activeAt reports whether e's window includes elapsed (time since Start).
-func (e *entry) activeAt(elapsed time.Duration) bool {
-	t := elapsed - e.origin
-	return t >= e.From && (e.To == 0 || t < e.To)
+func (e *entry) activeAt(elapsed time.Duration) bool { return e.activeIn(elapsed - e.origin) }
+
+// activeIn reports whether f is active at t, counted from its origin.
+func (f *Fault) activeIn(t time.Duration) bool {
+	if t < f.From || (f.To != 0 && t >= f.To) {
+		return false
+	}
+	return f.Every == 0 || (t-f.From)%f.Every < f.For
 }
 
 // appliesTo reports whether e can hit a call of this sort.
 func (e *entry) appliesTo(stream bool) bool {
-	return stream || (e.Kind != Stall && e.Kind != StreamError)
+	return stream || !streamOnly(e.Kind)
 }
+
+// streamOnly reports whether faults of kind k act inside streams only.
+func streamOnly(k FaultKind) bool { return k == Stall || k == StreamError || k == NoDone }
 
 // SetFaults replaces the live faults with fs (nil removes them); scheduled
 // faults stay. The From and To of each count from now. It returns an error,
@@ -200,6 +225,14 @@ func (f *Fault) problems() []problem {
 	if f.To < 0 || (f.To > 0 && f.To <= f.From) {
 		add("to", "is "+f.To.String()+", want after from ("+f.From.String()+"), or 0 for no end")
 	}
+	switch {
+	case f.Every < 0:
+		add("every", "is "+f.Every.String()+", want 0 or more")
+	case f.Every == 0 && f.For != 0:
+		add("for", "is "+f.For.String()+" without every, want every set too (or no for)")
+	case f.Every > 0 && !(f.For > 0 && f.For < f.Every):
+		add("for", "is "+f.For.String()+", want more than 0 and less than every ("+f.Every.String()+")")
+	}
 	if !(f.Fraction >= 0 && f.Fraction <= 1) {
 		add("fraction", "is "+strconv.FormatFloat(f.Fraction, 'g', -1, 64)+", want a share of calls, more than 0 and at most 1")
 	}
@@ -228,7 +261,7 @@ func (f *Fault) problems() []problem {
 	case f.AfterChunks > 0 && f.Kind != Stall && f.Kind != StreamError && f.Kind != Reset:
 		add("after_chunks", doesNotApply(f.Kind))
 	}
-	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset) {
+	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone) {
 		add("message", doesNotApply(f.Kind))
 	}
 	return ps

@@ -353,6 +353,12 @@ func TestFaultValidation(t *testing.T) {
 		{Fault{Kind: Auth, AfterChunks: 2}, "sim: faults[0].after_chunks: does not apply to a auth fault"},
 		{Fault{Kind: Stall, Message: "x"}, "sim: faults[0].message: does not apply"},
 		{Fault{Kind: Auth, RetryAfter: time.Second}, "sim: faults[0].retry_after: does not apply"},
+		{Fault{Kind: ErrorStorm, Every: -time.Second}, "sim: faults[0].every: is -1s, want 0 or more"},
+		{Fault{Kind: ErrorStorm, For: time.Second}, "sim: faults[0].for: is 1s without every"},
+		{Fault{Kind: ErrorStorm, Every: 2 * time.Second}, "sim: faults[0].for: is 0s, want more than 0 and less than every (2s)"},
+		{Fault{Kind: ErrorStorm, Every: 2 * time.Second, For: 2 * time.Second}, "sim: faults[0].for: is 2s, want more than 0 and less than every (2s)"},
+		{Fault{Kind: NoDone, AfterChunks: 1}, "sim: faults[0].after_chunks: does not apply to a no_done fault"},
+		{Fault{Kind: NoDone, Message: "x"}, "sim: faults[0].message: does not apply to a no_done fault"},
 	} {
 		_, err := New(Config{Faults: []Fault{tc.f}})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -389,4 +395,94 @@ func eventChan(body io.Reader) <-chan eventResult {
 		}
 	}()
 	return ch
+}
+
+// A no_done stream carries the whole answer and ends cleanly without
+// [DONE]: the official client, which stops at the end of the body, sees a
+// complete answer.
+func TestNoDone(t *testing.T) {
+	s, ts := start(t, Config{Output: Output{Tokens: 10}, Faults: []Fault{{Kind: NoDone}}})
+	stream := sdk(ts).Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	var acc openai.ChatCompletionAccumulator
+	var finish string
+	for stream.Next() {
+		ch := stream.Current()
+		acc.AddChunk(ch)
+		if len(ch.Choices) > 0 && ch.Choices[0].FinishReason != "" {
+			finish = ch.Choices[0].FinishReason
+		}
+	}
+	stream.Close()
+	if err := stream.Err(); err != nil || finish != "stop" || acc.Usage.CompletionTokens != 10 {
+		t.Errorf("err %v, finish %q, usage %+v; want a complete answer: stop, 10 completion tokens", err, finish, acc.Usage)
+	}
+
+	// Raw: the usage chunk last, no [DONE], a clean end of the body.
+	resp, err := post(context.Background(), ts, "/v1/chat/completions", chatBody(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := events(t, resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, %v; want a 200 stream that ends cleanly", resp.StatusCode, err)
+	}
+	if last := data[len(data)-1]; !strings.Contains(last, `"usage":{`) || !strings.Contains(data[len(data)-2], `"finish_reason":"stop"`) {
+		t.Errorf("last events %s, %s; want the finish chunk, then the usage chunk", data[len(data)-2], last)
+	}
+	for _, d := range data {
+		if d == "[DONE]" {
+			t.Error("got [DONE] from a no_done fault")
+		}
+	}
+	if st := s.Stats(); st.Outcomes[OutcomeNoDone] != 2 || st.BilledOutputTokens != 20 {
+		t.Errorf("stats = %+v, want 2 no_done and 2×10 tokens billed", st)
+	}
+
+	// A call that is not streamed is not affected.
+	if rec := serve(s, "POST", "/v1/chat/completions", chatBody(false)); rec.Code != 200 || s.Stats().Outcomes[OutcomeOK] != 1 {
+		t.Errorf("non-stream call with a no_done fault: %d, stats %+v; want 200 ok", rec.Code, s.Stats())
+	}
+}
+
+// A flapping fault is active for For at the start of every Every, within
+// [From, To).
+func TestFlapSchedule(t *testing.T) {
+	fake := newFake()
+	f := Fault{Kind: ErrorStorm, From: 10 * time.Second, To: 15 * time.Second, Every: 2 * time.Second, For: time.Second}
+	s, err := New(Config{Clock: fake, Faults: []Fault{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, step := range []struct {
+		at   time.Duration
+		want int
+	}{
+		{10*time.Second - time.Nanosecond, 200},
+		{10 * time.Second, 503},
+		{11*time.Second - time.Nanosecond, 503},
+		{11 * time.Second, 200},
+		{12 * time.Second, 503},
+		{13 * time.Second, 200},
+		{14*time.Second + 500*time.Millisecond, 503},
+		{15 * time.Second, 200}, // To ends it mid-period
+		{16 * time.Second, 200},
+	} {
+		fake.Set(s.start.Add(step.at))
+		if got := serve(s, "POST", "/v1/chat/completions", chatBody(false)).Code; got != step.want {
+			t.Errorf("step %d: at %v status %d, want %d", i, step.at, got, step.want)
+		}
+	}
+	// The control endpoint's JSON carries every and for.
+	b, err := f.MarshalJSON()
+	if want := `{"kind":"error_storm","from":"10s","to":"15s","every":"2s","for":"1s"}`; err != nil || string(b) != want {
+		t.Errorf("JSON %s, %v; want %s", b, err, want)
+	}
+	var back Fault
+	if err := back.UnmarshalJSON(b); err != nil || back != f {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, f)
+	}
 }

@@ -51,7 +51,7 @@ func (s *Server) decide(stream bool, tokens int) plan {
 // normal answer is sent; the others act inside a stream.
 func upfront(f Fault, stream bool) bool {
 	switch f.Kind {
-	case LatencySpike, Stall, StreamError:
+	case LatencySpike, Stall, StreamError, NoDone:
 		return false
 	case Reset:
 		return !stream || f.AfterChunks == 0

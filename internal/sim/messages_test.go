@@ -49,3 +49,24 @@ func TestMessagesAPI(t *testing.T) {
 		t.Fatalf("stats count %d calls; want 3", got)
 	}
 }
+
+// Messages streams have no [DONE]: a no_done fault leaves them complete.
+func TestMessagesNoDone(t *testing.T) {
+	s, err := New(Config{Seed: 1, Output: Output{Tokens: 6}, Faults: []Fault{{Kind: NoDone}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	c := anthropic.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("k"), option.WithMaxRetries(0))
+	st := c.Messages.NewStreaming(t.Context(), anthropic.MessageNewParams{Model: "claude-opus-4-7", MaxTokens: 50,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello there"))}})
+	var stop bool
+	for st.Next() {
+		stop = stop || st.Current().Type == "message_stop"
+	}
+	if st.Err() != nil || !stop || s.Stats().Outcomes[OutcomeNoDone] != 1 {
+		t.Fatalf("stream: message_stop %v, %v, stats %+v; want a complete stream", stop, st.Err(), s.Stats())
+	}
+}

@@ -216,6 +216,10 @@ func (d *scenarioDecoder) fault(n *yaml.Node, path string) Fault {
 			d.duration(v, p, &f.From)
 		case "to":
 			d.duration(v, p, &f.To)
+		case "every":
+			d.duration(v, p, &f.Every)
+		case "for":
+			d.duration(v, p, &f.For)
 		case "fraction":
 			if d.float(v, p, &f.Fraction) && f.Fraction == 0 {
 				d.at(v.Line, p, "is 0, want more than 0 (leave it out for every call)")
@@ -234,7 +238,7 @@ func (d *scenarioDecoder) fault(n *yaml.Node, path string) Fault {
 			return false
 		}
 		return true
-	}, "kind", "from", "to", "fraction", "status", "retry_after", "extra", "after_chunks", "message")
+	}, "kind", "from", "to", "every", "for", "fraction", "status", "retry_after", "extra", "after_chunks", "message")
 	return f
 }
 

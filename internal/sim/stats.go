@@ -20,6 +20,7 @@ const (
 	OutcomeStall       Outcome = "stall"        // a stream stalled until the client gave up
 	OutcomeReset       Outcome = "reset"        // the connection was reset
 	OutcomeStreamError Outcome = "stream_error" // an error event inside a 200 stream
+	OutcomeNoDone      Outcome = "no_done"      // a complete stream that ended without data: [DONE]
 	OutcomeCanceled    Outcome = "canceled"     // the client gave up while waiting for a normal answer
 	OutcomeBadRequest  Outcome = "bad_request"  // a 4xx for a bad body, path or model
 )
@@ -27,7 +28,7 @@ const (
 // outcomes lists every Outcome; counters are indexed by position in it.
 var outcomes = [...]Outcome{
 	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
-	OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeCanceled, OutcomeBadRequest,
+	OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
 }
 
 // Stats counts the API calls a Server received (chat completions and

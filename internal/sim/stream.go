@@ -72,8 +72,8 @@ func (st *streamer) writeDelta(d delta, finish *string) error {
 // chunk; then a chunk of Output.ChunkTokens tokens per gap at the token
 // rate; then a finish chunk, a usage chunk when asked for, and
 // data: [DONE]. A Stall, StreamError or Reset fault acts after
-// AfterChunks content chunks. It counts the call's outcome and bills what
-// it sent.
+// AfterChunks content chunks; a NoDone fault leaves out the [DONE]. It
+// counts the call's outcome and bills what it sent.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, p *plan, c *call, includeUsage bool) {
 	if err := s.sleep(r.Context(), p.wait+p.extra); err != nil {
 		s.stats.finish(OutcomeCanceled)
@@ -145,6 +145,10 @@ func (s *Server) streamBody(r *http.Request, p *plan, st *streamer, includeUsage
 		if st.write([]chunkChoice{}, &u) != nil {
 			return OutcomeCanceled, false
 		}
+	}
+	if p.faulted && p.fault.Kind == NoDone {
+		st.end(OutcomeNoDone) // the body ends cleanly when the handler returns
+		return OutcomeNoDone, false
 	}
 	st.end(OutcomeOK) // a client gone now has had every token
 	st.sw.WriteDone()

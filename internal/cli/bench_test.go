@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBenchRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "meteor"}, `scenario "meteor": want one of outage, throttle, latency-spike, hang, slow, stall, flap, partial, reset`},
+		{[]string{"--scenario", "slow", "--spike", "0s"}, "--spike must be positive"},
+		{[]string{"--rate", "0"}, "--rate and --duration must be positive"},
+	} {
+		var out bytes.Buffer
+		err := Run(context.Background(), append([]string{"bench"}, tc.args...), &out, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bench %v: %v; want an error saying %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// A partial run streams whatever --stream says, and --continue reaches the
+// alias.
+func TestBenchPartialStreamsWithContinue(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err := Run(ctx, []string{"bench", "--scenario", "partial", "--continue", "--rate", "10", "--duration", "2s",
+		"--storm-start", "500ms", "--storm-length", "1s", "--latency", "5ms", "--json", path}, &out, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"10 streamed req/s", "| naive |", "| retry+failover |", "| fusebox |", "storm TTFB p99", "continue_on_failure: true"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Options struct {
+			Scenario string `json:"scenario"`
+			Stream   bool   `json:"stream"`
+			Continue bool   `json:"continue_on_failure"`
+		} `json:"options"`
+		Rows []struct{ Requests int } `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Options; o.Scenario != "partial" || !o.Stream || !o.Continue || len(res.Rows) != 3 || res.Rows[0].Requests != 20 {
+		t.Errorf("JSON options %+v, %d rows (%+v); want partial, streamed, continue, 3 rows of 20 requests", o, len(res.Rows), res.Rows)
+	}
+}

@@ -1,0 +1,117 @@
+package outage
+
+import (
+	"fmt"
+	"time"
+)
+
+// goalList collects checked goals.
+type goalList []Goal
+
+func (gs *goalList) add(name, want, got string, pass bool) {
+	*gs = append(*gs, Goal{Name: name, Want: want, Got: got, Pass: pass})
+}
+
+// checkGoals checks Fusebox's row against the goals of the scenario.
+func (r *Result) checkGoals(o Options) []Goal {
+	fb, naive := r.row(Fusebox), r.row(Naive)
+	if fb == nil || naive == nil {
+		return nil
+	}
+	var gs goalList
+	switch o.Scenario {
+	case Outage, Throttle, LatencySpike:
+		r.stormGoals(&gs, o, fb, naive)
+	default:
+		faultGoals(&gs, o, fb)
+	}
+	return gs
+}
+
+// stormGoals are the goals of the error, throttle and latency storms:
+// (almost) no failures, failover within 100 ms, back on the primary after
+// one open period and a probe, and few calls to the failing primary.
+func (r *Result) stormGoals(gs *goalList, o Options, fb, naive *Row) {
+	gs.add("client-visible failure during the storm", "≤ 0.1%", pct(fb.StormFailure), fb.StormFailure <= 0.001)
+	gs.add("failover after the onset", "≤ 100 ms", fmtOptMS(fb.FailoverMS), fb.FailoverMS != nil && *fb.FailoverMS <= 100)
+	wait, waitName := o.Open, "open"
+	if o.Scenario == Throttle {
+		wait, waitName = o.RetryAfter, "Retry-After"
+	}
+	probe := o.P99
+	if o.Scenario == LatencySpike {
+		probe += o.Spike // the last probe sent during the spike is slow
+	}
+	limit := ms(wait + probe)
+	gs.add("back on the primary after the storm",
+		fmt.Sprintf("≤ %s (%v %s + one probe, %v)", fmtMS(limit), wait, waitName, probe),
+		fmtOptMS(fb.RecoveryMS), fb.RecoveryMS != nil && *fb.RecoveryMS <= limit)
+	gs.add("calls to the failing target during the storm",
+		fmt.Sprintf("≤ 1%% of naive's (%d)", naive.PrimaryCalls/100),
+		fmt.Sprintf("%d (%s)", fb.PrimaryCalls, ratio(fb.PrimaryCalls, naive.PrimaryCalls)),
+		float64(fb.PrimaryCalls) <= 0.01*float64(naive.PrimaryCalls))
+	if o.Scenario == Throttle {
+		opened := 0
+		for _, t := range r.Transitions {
+			if t.To == "open" {
+				opened++
+			}
+		}
+		gs.add("the breaker never opens on 429s", "0 openings", fmt.Sprint(opened), opened == 0)
+	}
+}
+
+// faultGoals are the goals of the scenarios where the primary hangs,
+// slows, stalls, flaps, drops [DONE] or resets: no failures (stall: at most
+// 5%, none with continue_on_failure); for hang and slow, a storm p99 within
+// the wait Fusebox is configured to spend (ttfb, hedge delay) plus the
+// healthy p99 and 100 ms; for hang and reset, few calls to the primary
+// once the breaker is open; for slow, few extra calls from hedging.
+func faultGoals(gs *goalList, o Options, fb *Row) {
+	maxFail := 0.0
+	if o.Scenario == Stall && !o.Continue {
+		maxFail = 0.05
+	}
+	want := "0%"
+	if maxFail > 0 {
+		want = "≤ " + pct(maxFail)
+	}
+	gs.add("client-visible failure during the storm", want,
+		fmt.Sprintf("%s (%d/%d)", pct(fb.StormFailure), fb.StormFailed, fb.StormRequests), fb.StormFailure <= maxFail)
+	healthy := fb.HealthyLatency.P99
+	p99Goal := func(wait time.Duration, what string) {
+		limit := ms(wait) + healthy + 100
+		gs.add("p99 during the storm",
+			fmt.Sprintf("≤ %s (%s %v + healthy p99 %s + 100 ms)", fmtMS(limit), what, wait, fmtMS(healthy)),
+			fmtMS(fb.StormLatency.P99), fb.StormLatency.P99 <= limit)
+	}
+	switch o.Scenario {
+	case Hang:
+		p99Goal(fuseboxTTFB, "ttfb")
+		breakerGoal(gs, fb)
+	case Slow:
+		p99Goal(hedgeAfter, "hedge after")
+		extra := fb.PrimaryCalls + fb.SecondaryCalls - int64(fb.StormRequests)
+		share := float64(extra) / float64(max(fb.StormRequests, 1))
+		gs.add("extra upstream calls during the storm (hedges, retries)",
+			fmt.Sprintf("≤ %s of requests", pct(hedgeBudget)),
+			fmt.Sprintf("%s (%d calls to both providers for %d requests)", pct(share), fb.PrimaryCalls+fb.SecondaryCalls, fb.StormRequests),
+			share <= hedgeBudget)
+	case Reset:
+		breakerGoal(gs, fb)
+	}
+}
+
+// breakerGoal: once the breaker has opened, at most 0.05 calls per request
+// reach the primary (probes).
+func breakerGoal(gs *goalList, fb *Row) {
+	name, want := "calls to the primary per request after the breaker opens", "≤ 0.05"
+	a := fb.AfterOpen
+	if a == nil {
+		gs.add(name, want, "the breaker did not open during the storm", false)
+		return
+	}
+	gs.add(name, want,
+		fmt.Sprintf("%.3f (primary calls %d, requests %d, from %.2fs)", a.perRequest(), a.PrimaryCalls, a.Requests, a.AtMS/1000),
+		a.perRequest() <= 0.05)
+}
