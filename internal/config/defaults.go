@@ -113,17 +113,17 @@ func breakerDefaults(b *Breaker) {
 }
 
 // suspectDefault sets t.SuspectAfter from t.Idle, idle/8 and at least
-// 250ms (0 when idle is 0), unless a block of t's inheritance chain, at
-// paths, sets suspect_after.
+// 250ms (0 when idle is 0), adaptive below that (AutoSuspect), unless a
+// block of t's inheritance chain, at paths, sets suspect_after.
 func suspectDefault(t *Timeouts, l lines, paths ...string) {
 	for _, p := range paths {
 		if l.has(p + ".suspect_after") {
 			return
 		}
 	}
-	t.SuspectAfter = 0
+	t.SuspectAfter, t.AutoSuspect = 0, false
 	if t.Idle > 0 {
-		t.SuspectAfter = max(t.Idle/8, DefaultMinSuspectAfter)
+		t.SuspectAfter, t.AutoSuspect = max(t.Idle/8, DefaultMinSuspectAfter), true
 	}
 }
 

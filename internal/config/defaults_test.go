@@ -37,7 +37,7 @@ func TestDefaultsFilled(t *testing.T) {
 		t.Errorf("anthropic = %+v", p)
 	}
 	builtin := Timeouts{Connect: 5 * time.Second, TTFB: time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute,
-		SuspectAfter: 3750 * time.Millisecond}
+		SuspectAfter: 3750 * time.Millisecond, AutoSuspect: true}
 	if c.Defaults.Timeouts != builtin {
 		t.Errorf("defaults.timeouts = %+v, want %+v", c.Defaults.Timeouts, builtin)
 	}
@@ -56,7 +56,7 @@ func TestDefaultsFilled(t *testing.T) {
 		t.Errorf("target 0 timeouts = %+v, want %+v", t0.Timeouts, want)
 	}
 	if want := (Timeouts{Connect: 5 * time.Second, TTFB: 5 * time.Minute, Idle: 30 * time.Second, Total: 10 * time.Minute,
-		SuspectAfter: 3750 * time.Millisecond}); t1.Timeouts != want {
+		SuspectAfter: 3750 * time.Millisecond, AutoSuspect: true}); t1.Timeouts != want {
 		t.Errorf("target 1 timeouts = %+v, want %+v (the provider's ttfb)", t1.Timeouts, want)
 	}
 }

@@ -163,12 +163,18 @@ type Timeouts struct {
 	// request, from defaults.timeouts. A provider's timeouts cannot set it.
 	// Default: 0, no gateway bound (the client's own timeout applies).
 	Deadline time.Duration `yaml:"deadline"`
-	// SuspectAfter: when every in-flight stream of a target has been silent
-	// this long, new requests skip the target; it is not tripped. Default:
-	// Idle/8 (of the ceiling when idle is auto), at least 250ms, computed
-	// from the block's own idle when no block in its chain sets
-	// suspect_after; 0 when Idle is 0. 0: off.
+	// SuspectAfter: when every stream of a target whose content has flowed
+	// this long has then been silent this long, new requests skip the
+	// target (one still goes to it now and then, to see it recover); it is
+	// not tripped. Default: adaptive (AutoSuspect): 4 × the target's recent
+	// p99 gap between chunks, at least 250ms, at most Idle/8 (of the
+	// ceiling when idle is auto), and Idle/8 until the gaps are known;
+	// computed from the block's own idle when no block in its chain sets
+	// suspect_after; 0 when Idle is 0. A set value is used as it is. 0: off.
 	SuspectAfter time.Duration `yaml:"suspect_after"`
+	// AutoSuspect is set when suspect_after was left to its default; see
+	// SuspectAfter.
+	AutoSuspect bool `yaml:"-"`
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no

@@ -47,21 +47,21 @@ func TestAutoTimeoutsInherit(t *testing.T) {
 		want Timeouts
 	}{
 		{"defaults.timeouts", c.Defaults.Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms, AutoSuspect: true}},
 		{"providers.openai", c.Providers["openai"].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms, AutoSuspect: true}},
 		{"providers.anthropic (a duration beats an inherited auto)", c.Providers["anthropic"].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 20 * time.Second, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 20 * time.Second, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond, AutoSuspect: true}},
 		{"inherits → openai (the provider's auto)", c.Models[0].Targets[0].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms, AutoSuspect: true}},
 		{"inherits → anthropic", c.Models[0].Targets[1].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 20 * time.Second, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, Idle: 20 * time.Second, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond, AutoSuspect: true}},
 		{"fixed → openai (the alias's ttfb beats the provider's auto)", c.Models[1].Targets[0].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 3 * time.Second, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 3 * time.Second, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms, AutoSuspect: true}},
 		{"own-auto (alias block)", c.Models[2].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 30 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: ms, AutoSuspect: true}},
 		{"own-auto → anthropic (auto under the provider's ceiling)", c.Models[2].Targets[0].Timeouts,
-			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 20 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond}},
+			Timeouts{Connect: 5 * time.Second, TTFB: 45 * time.Second, AutoTTFB: true, Idle: 20 * time.Second, AutoIdle: true, Total: 10 * time.Minute, SuspectAfter: 2500 * time.Millisecond, AutoSuspect: true}},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -90,7 +90,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 // budgets returns a timeouts block as an attempt's budgets.
 func budgets(t config.Timeouts) router.Budgets {
 	return router.Budgets{TTFB: t.TTFB, Idle: t.Idle, Total: t.Total, AutoTTFB: t.AutoTTFB, AutoIdle: t.AutoIdle,
-		SuspectAfter: t.SuspectAfter}
+		SuspectAfter: t.SuspectAfter, AutoSuspect: t.AutoSuspect}
 }
 
 // since returns the time from start on the server's clock.

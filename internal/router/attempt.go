@@ -40,7 +40,6 @@ type Attempt struct {
 	started int64
 	queued  time.Duration   // waited for the target's limits
 	retry   bool            // not the walk's first attempt on this target
-	stream  atomic.Bool     // counted among the target's streams
 	hedge   bool            // sent as a hedge
 	lost    atomic.Bool     // canceled because another attempt won the race
 	ctx     context.Context // the attempt's own, ended when it is cut or closed
@@ -65,12 +64,8 @@ func (a *Attempt) onCut(v aierr.Verdict) {
 // arrived: the first content ends its TTFB budget, and every chunk
 // restarts its idle budget (and shows its target is not stalled).
 func (a *Attempt) Progress() {
-	now := a.w.r.now()
 	if a.firstAt.Load() == 0 {
-		a.first(now)
-	}
-	if a.stream.Load() {
-		a.Target.lastEvent.Store(now)
+		a.first(a.w.r.now())
 	}
 	a.watch.progress()
 }
@@ -82,6 +77,9 @@ func (a *Attempt) first(now int64) {
 	}
 	d := time.Duration(now - a.started)
 	a.Target.observeFirst(d, a.w.req.Stream)
+	if a.Target.lostRaces.Load() != 0 {
+		a.Target.lostRaces.Store(0) // it answers again
+	}
 }
 
 // TTFB returns the time from sending the attempt to its first content, 0
@@ -155,29 +153,8 @@ func (a *Attempt) finish(v aierr.Verdict) bool {
 	if a.Target.bulk != nil {
 		a.Target.bulk.Release()
 	}
-	a.uncountStream()
 	a.report(v)
 	return true
-}
-
-// countStream counts a streamed attempt past its headers among its
-// target's streams, unless it has already ended (a watchdog may cut it as
-// its headers arrive).
-func (a *Attempt) countStream() {
-	if a.Target.streams.Add(1) == 1 {
-		a.Target.lastEvent.Store(a.w.r.now())
-	}
-	a.stream.Store(true)
-	if a.done.Load() {
-		a.uncountStream()
-	}
-}
-
-// uncountStream undoes countStream, once.
-func (a *Attempt) uncountStream() {
-	if a.stream.CompareAndSwap(true, false) {
-		a.Target.streams.Add(-1)
-	}
 }
 
 // report records a finished attempt's verdict in the breaker, the key and

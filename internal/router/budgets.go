@@ -11,7 +11,7 @@ func (b Budgets) or(d Budgets) Budgets {
 	return Budgets{
 		TTFB: cmp.Or(b.TTFB, d.TTFB), Idle: cmp.Or(b.Idle, d.Idle), Total: cmp.Or(b.Total, d.Total),
 		AutoTTFB: b.AutoTTFB || d.AutoTTFB, AutoIdle: b.AutoIdle || d.AutoIdle,
-		SuspectAfter: cmp.Or(b.SuspectAfter, d.SuspectAfter),
+		SuspectAfter: cmp.Or(b.SuspectAfter, d.SuspectAfter), AutoSuspect: b.AutoSuspect || (b.SuspectAfter == 0 && d.AutoSuspect),
 	}
 }
 
@@ -58,40 +58,105 @@ const (
 	autoRefresh    = time.Second
 )
 
-// autoCache holds a target's adaptive first-content budgets (0: none yet,
-// use the ceiling) and when they were computed (stopwatch ns).
+// autoCache holds a target's adaptive budgets (0: none yet, use the
+// ceiling) and when they were computed (stopwatch ns).
 type autoCache struct {
-	stream, plain     atomic.Int64
-	streamAt, plainAt atomic.Int64
+	stream, plain, gap autoValue
+}
+
+// autoValue is one adaptive budget, recomputed at most every autoRefresh.
+type autoValue struct{ v, at atomic.Int64 }
+
+// get returns the cached value, computing it anew with f when it is older
+// than autoRefresh; 0 means unknown.
+func (c *autoValue) get(now int64, f func() time.Duration) time.Duration {
+	now++ // 0 is "never computed"
+	if last := c.at.Load(); (last == 0 || now-last > int64(autoRefresh)) && c.at.CompareAndSwap(last, now) {
+		c.v.Store(int64(f()))
+	}
+	return time.Duration(c.v.Load())
 }
 
 // ttfb returns the adaptive first-content budget of t, at most ceiling.
 func (c *autoCache) ttfb(t *Target, stream bool, ceiling time.Duration, now int64) time.Duration {
-	v, at := &c.plain, &c.plainAt
+	v := &c.plain
 	if stream {
-		v, at = &c.stream, &c.streamAt
+		v = &c.stream
 	}
-	now++ // 0 is "never computed"
-	if last := at.Load(); (last == 0 || now-last > int64(autoRefresh)) && at.CompareAndSwap(last, now) {
-		p99, n := t.firsts(stream).Quantile(0.99)
-		d := time.Duration(0)
-		if n >= autoMinSamples {
-			d = max(autoFloor, autoFactor*p99)
+	d := v.get(now, func() time.Duration {
+		if p99, n := t.firsts(stream).Quantile(0.99); n >= autoMinSamples {
+			return max(autoFloor, autoFactor*p99)
 		}
-		v.Store(int64(d))
-	}
-	if d := time.Duration(v.Load()); d > 0 {
+		return 0
+	})
+	if d > 0 {
 		return min(d, ceiling)
 	}
 	return ceiling
 }
 
-// suspect reports whether t's streams have all gone silent for longer
-// than the alias's suspicion threshold.
+// The adaptive suspicion threshold: suspectFactor × the target's recent
+// p99 gap between chunks, at least suspectFloor.
+const (
+	suspectFactor = 4
+	suspectFloor  = 250 * time.Millisecond
+)
+
+// suspectAfter returns the suspicion threshold of streams on t.
+func (a *Alias) suspectAfter(t *Target, now int64) time.Duration {
+	b := a.of(t)
+	if !b.AutoSuspect || b.SuspectAfter <= 0 {
+		return b.SuspectAfter
+	}
+	d := t.auto.gap.get(now, func() time.Duration {
+		if p99, n := t.gaps.Quantile(0.99); n >= autoMinSamples {
+			return max(suspectFloor, suspectFactor*p99)
+		}
+		return 0
+	})
+	if d > 0 {
+		return min(d, b.SuspectAfter)
+	}
+	return b.SuspectAfter
+}
+
+// lostRacesSuspect is how many hedged races a target loses in a row,
+// without producing its first content, before it is suspect.
+const lostRacesSuspect = 2
+
+// suspect reports whether new requests should skip t for now: every one
+// of its mature streams has gone silent, or it keeps losing hedged races
+// without a first byte. Suspicion does not trip the breaker: its watchdogs
+// do that when the budgets run out. One request per suspect_after still
+// goes to a suspect target, so that its recovery is seen.
 func (a *Alias) suspect(t *Target, now int64) bool {
-	if t.streams.Load() == 0 {
+	if a.of(t).SuspectAfter <= 0 {
 		return false
 	}
-	after := a.of(t).SuspectAfter
-	return after > 0 && now-t.lastEvent.Load() > int64(after)
+	silent := t.silent.Load()
+	if !(silent > 0 && silent >= t.mature.Load()) && t.lostRaces.Load() < lostRacesSuspect {
+		return false
+	}
+	at := t.probeAt.Load()
+	if now < at {
+		return true
+	}
+	// Let this one through; the next after twice as long.
+	gap := t.probeGap.Load()
+	if !t.probeAt.CompareAndSwap(at, now+gap) {
+		return true
+	}
+	t.probeGap.Store(min(2*gap, maxProbeGap))
+	return false
+}
+
+// maxProbeGap bounds the time between two requests let through to a
+// suspect target.
+const maxProbeGap = int64(8 * time.Second)
+
+// beginSuspicion starts the probes of a target that may have become
+// suspect: the first request let through comes after gap.
+func (t *Target) beginSuspicion(now int64, gap time.Duration) {
+	t.probeGap.Store(int64(gap))
+	t.probeAt.Store(now + int64(gap))
 }

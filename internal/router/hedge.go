@@ -120,6 +120,9 @@ func (w *Walk) cancelLosers(running []*Attempt, results <-chan racer) {
 	}
 	for _, a := range running {
 		a.lost.Store(true)
+		if a.firstAt.Load() == 0 && a.Target.lostRaces.Add(1) == lostRacesSuspect {
+			a.Target.beginSuspicion(w.r.now(), max(w.alias.of(a.Target).SuspectAfter, suspectFloor))
+		}
 		w.Lost = append(w.Lost, a.Target)
 		a.cancel(errLostRace)
 	}

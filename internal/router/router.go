@@ -147,10 +147,14 @@ type Budgets struct {
 	// AutoTTFB and AutoIdle make those budgets follow the target's own
 	// recent distribution, max(1s, 3 × p99), never above TTFB and Idle.
 	AutoTTFB, AutoIdle bool
-	// SuspectAfter: when every streamed attempt in flight on the target
-	// has been silent this long, new requests skip it (while a later
-	// target exists); the target is not tripped by suspicion alone.
+	// SuspectAfter: when every stream on the target whose content has
+	// flowed this long has then been silent this long, new requests skip
+	// it while a later target exists (but for one now and then, to see it
+	// recover); the target is not tripped by suspicion alone. AutoSuspect
+	// makes it follow the target's own gaps between chunks: 4 × their
+	// recent p99, at least 250ms, never above SuspectAfter.
 	SuspectAfter time.Duration
+	AutoSuspect  bool
 }
 
 // Hedge configures hedged requests.
@@ -465,6 +469,7 @@ func (r *Router) target(prov, model string, bc breaker.Config, fp string, backgr
 		rests:       make([]atomic.Int64, len(p.keys)),
 		firstStream: latency.New(latency.Settings{Clock: r.clk}),
 		firstPlain:  latency.New(latency.Settings{Clock: r.clk}),
+		gaps:        latency.New(latency.Settings{Clock: r.clk}),
 	}
 	l := p.limits
 	if l.MaxWait == 0 {

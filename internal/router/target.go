@@ -38,11 +38,17 @@ type Target struct {
 	fp      string // the breaker settings' fingerprint, for reloads
 	// inFlight counts attempts sent and not yet reported.
 	inFlight atomic.Int64
-	// streams counts streamed attempts past their headers, and lastEvent
-	// is when one of them last made progress (stopwatch ns): when all
-	// have been silent for a while the target is suspect.
-	streams   atomic.Int64
-	lastEvent atomic.Int64
+	// mature counts streams whose content has flowed for the alias's
+	// suspect_after, and silent those of them quiet for as long: when
+	// every mature stream is silent the target is suspect. lostRaces
+	// counts hedged races lost in a row without a first content; from
+	// lostRacesSuspect on, the target is suspect too. While suspect, one
+	// request per probe period (probeAt, stopwatch ns) still goes to it.
+	mature, silent, lostRaces atomic.Int64
+	probeAt, probeGap         atomic.Int64
+	// gaps are the recent gaps between chunks of its streams, for the
+	// adaptive suspicion threshold.
+	gaps *latency.Window
 	// rests[i] is when the provider's key i may serve this target again
 	// after a throttle (stopwatch ns): providers count limits per model.
 	rests []atomic.Int64

@@ -280,7 +280,11 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	t := a.Target
 	ttfb, idle, total := w.alias.budgets(t, w.req.Stream, a.started)
-	a.watch.start(ttfb, idle, total)
+	suspect := time.Duration(0)
+	if w.req.Stream {
+		suspect = w.alias.suspectAfter(t, a.started)
+	}
+	a.watch.start(ttfb, idle, total, suspect)
 	resp, err := t.prov.up.Send(a.ctx, call)
 	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		a.Resp = resp
@@ -333,7 +337,6 @@ func (w *Walk) ready(a *Attempt) error {
 	body := &watchedBody{rc: a.Resp.Body, a: a, plain: !w.req.Stream}
 	a.Resp.Body = body
 	if w.req.Stream {
-		a.countStream()
 		if p := w.req.Prepare; p != nil {
 			if v := p(a); v.Kind != aierr.Success {
 				return &verdictError{v}

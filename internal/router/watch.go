@@ -37,15 +37,21 @@ type watch struct {
 	totalAt    time.Time // zero: no total budget
 	inIdle     bool      // the first content has come
 	ended      bool
+	// A stream's silences, for its target's suspicion: once content
+	// has flowed for suspect, the stream is mature; a mature stream quiet
+	// for suspect is silent. Both are counted on the target.
+	suspect        time.Duration // 0: not watched for silence
+	idleSince      time.Time
+	mature, silent bool
 }
 
 // start arms the watchdogs of an attempt being sent: ttfb (0: none) until
 // the first content, then idle (0: none) between chunks, and total (0:
 // none) for the whole attempt.
-func (w *watch) start(ttfb, idle, total time.Duration) {
+func (w *watch) start(ttfb, idle, total, suspect time.Duration) {
 	w.mu.Lock() // the timer may fire before start returns
 	defer w.mu.Unlock()
-	w.ttfb, w.idle = ttfb, idle
+	w.ttfb, w.idle, w.suspect = ttfb, idle, suspect
 	w.sent = w.clk.Now()
 	if total > 0 {
 		w.totalAt = w.sent.Add(total)
@@ -55,8 +61,18 @@ func (w *watch) start(ttfb, idle, total time.Duration) {
 	}
 }
 
-// next returns the nearest deadline, if any.
+// next returns when the timer should next fire: the nearest deadline or
+// checkpoint, if any.
 func (w *watch) next() (time.Time, bool) {
+	at, ok := w.deadline()
+	if c, cok := w.checkpoint(); cok && (!ok || c.Before(at)) {
+		return c, true
+	}
+	return at, ok
+}
+
+// deadline returns the nearest deadline of the budgets, if any.
+func (w *watch) deadline() (time.Time, bool) {
 	var at time.Time
 	switch {
 	case !w.inIdle && w.ttfb > 0:
@@ -70,6 +86,51 @@ func (w *watch) next() (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
+// checkpoint returns when a stream next changes its standing for
+// suspicion: it matures, or (mature) falls silent.
+func (w *watch) checkpoint() (time.Time, bool) {
+	switch {
+	case w.suspect <= 0 || !w.inIdle || w.silent:
+		return time.Time{}, false
+	case !w.mature:
+		return w.idleSince.Add(w.suspect + 1), true
+	}
+	return w.last.Add(w.suspect + 1), true // longer than suspect
+}
+
+// mark updates a stream's standing for suspicion at now.
+func (w *watch) mark(now time.Time) {
+	if w.suspect <= 0 || !w.inIdle {
+		return
+	}
+	t := w.a.Target
+	if !w.mature && now.Sub(w.idleSince) > w.suspect {
+		w.mature = true
+		t.mature.Add(1)
+	}
+	if w.mature && !w.silent && now.Sub(w.last) > w.suspect {
+		w.silent = true
+		if t.silent.Add(1) == 1 {
+			// Suspicion may begin: the first request let through to see
+			// whether the target recovered comes a period later.
+			t.beginSuspicion(w.a.w.r.now(), w.suspect)
+		}
+	}
+}
+
+// unmark takes an ended stream out of its target's counts.
+func (w *watch) unmark() {
+	t := w.a.Target
+	if w.silent {
+		w.silent = false
+		t.silent.Add(-1)
+	}
+	if w.mature {
+		w.mature = false
+		t.mature.Add(-1)
+	}
+}
+
 // progress is called for every chunk of the answer: the first one ends the
 // TTFB budget, and each one restarts the idle budget.
 func (w *watch) progress() {
@@ -79,24 +140,38 @@ func (w *watch) progress() {
 	if w.ended {
 		return
 	}
+	if w.inIdle && w.suspect > 0 {
+		w.a.Target.gaps.Observe(now.Sub(w.last))
+	}
 	w.last = now
 	if w.inIdle {
+		if w.silent {
+			w.silent = false
+			w.a.Target.silent.Add(-1)
+			w.rearm(now) // the next silence is a checkpoint away
+		}
 		return
 	}
-	w.inIdle = true
+	w.inIdle, w.idleSince = true, now
+	w.rearm(now)
+}
+
+// rearm sets the timer for the nearest deadline or checkpoint from now.
+func (w *watch) rearm(now time.Time) {
 	at, ok := w.next()
 	switch {
 	case !ok && w.timer != nil:
 		w.timer.Stop()
 	case ok && w.timer != nil:
-		w.timer.Reset(at.Sub(now))
+		w.timer.Reset(max(at.Sub(now), 0))
 	case ok:
-		w.timer = w.clk.AfterFunc(at.Sub(now), w.fired)
+		w.timer = w.clk.AfterFunc(max(at.Sub(now), 0), w.fired)
 	}
 }
 
-// fired cuts the attempt whose deadline has passed, or re-arms the timer
-// for the deadline a chunk moved on.
+// fired cuts the attempt whose deadline has passed; otherwise it updates
+// a stream's standing for suspicion and re-arms the timer for what comes
+// next (a chunk may have moved the idle deadline on).
 func (w *watch) fired() {
 	now := w.clk.Now()
 	w.mu.Lock()
@@ -104,13 +179,9 @@ func (w *watch) fired() {
 		w.mu.Unlock()
 		return
 	}
-	at, ok := w.next()
-	if !ok {
-		w.mu.Unlock()
-		return
-	}
-	if now.Before(at) {
-		w.timer.Reset(at.Sub(now))
+	w.mark(now)
+	if at, ok := w.deadline(); !ok || now.Before(at) {
+		w.rearm(now)
 		w.mu.Unlock()
 		return
 	}
@@ -124,6 +195,7 @@ func (w *watch) fired() {
 		cause = aierr.ErrFirstByteTimeout
 	}
 	w.ended = true
+	w.unmark()
 	w.mu.Unlock()
 	v := aierr.ClassifyError(cause)
 	if cause == errAttemptTimeout {
@@ -137,6 +209,7 @@ func (w *watch) fired() {
 func (w *watch) stop() {
 	w.mu.Lock()
 	w.ended = true
+	w.unmark()
 	if w.timer != nil {
 		w.timer.Stop()
 	}
