@@ -57,8 +57,8 @@ type sink interface {
 	Write(raw []byte) error
 	// Flush sends what Write buffered.
 	Flush() error
-	// Broken ends the stream with an error event, without a normal end.
-	Broken(msg string)
+	// Broken ends the stream with error event e, without a normal end.
+	Broken(e sse.ErrorEvent)
 	// Close ends a stream that finished well.
 	Close()
 }
@@ -66,22 +66,18 @@ type sink interface {
 // openaiSink writes events as they are.
 type openaiSink struct{ w *sse.Writer }
 
-func (s openaiSink) Write(raw []byte) error { return s.w.Write(raw) }
-func (s openaiSink) Flush() error           { return s.w.Flush() }
-func (s openaiSink) Close()                 { s.w.Flush() }
-func (s openaiSink) Broken(msg string) {
-	s.w.WriteError(sse.ErrorEvent{Message: msg, Type: "upstream_error", Code: "stream_interrupted"})
-}
+func (s openaiSink) Write(raw []byte) error  { return s.w.Write(raw) }
+func (s openaiSink) Flush() error            { return s.w.Flush() }
+func (s openaiSink) Close()                  { s.w.Flush() }
+func (s openaiSink) Broken(e sse.ErrorEvent) { s.w.WriteError(e) }
 
 // nativeSink passes an Anthropic stream through as it is.
 type nativeSink struct{ w *sse.Writer }
 
-func (s nativeSink) Write(raw []byte) error { return s.w.Write(raw) }
-func (s nativeSink) Flush() error           { return s.w.Flush() }
-func (s nativeSink) Close()                 { s.w.Flush() }
-func (s nativeSink) Broken(msg string) {
-	s.w.WriteAnthropicError(sse.ErrorEvent{Message: msg, Type: "api_error"})
-}
+func (s nativeSink) Write(raw []byte) error  { return s.w.Write(raw) }
+func (s nativeSink) Flush() error            { return s.w.Flush() }
+func (s nativeSink) Close()                  { s.w.Flush() }
+func (s nativeSink) Broken(e sse.ErrorEvent) { s.w.WriteAnthropicError(anthropicEvent(e)) }
 
 // anthropicSink translates OpenAI events to Anthropic's through a pipe: a
 // goroutine owned by the sink reads the translator and writes the client,
@@ -132,10 +128,19 @@ func (s *anthropicSink) Close() {
 	<-s.done
 }
 
-func (s *anthropicSink) Broken(msg string) {
+func (s *anthropicSink) Broken(e sse.ErrorEvent) {
 	s.pw.CloseWithError(errStreamBroken)
 	<-s.done
-	sse.NewWriter(s.w).WriteAnthropicError(sse.ErrorEvent{Message: msg, Type: "api_error"})
+	sse.NewWriter(s.w).WriteAnthropicError(anthropicEvent(e))
+}
+
+// anthropicEvent is an error event in Anthropic's types: a timeout is
+// its timeout_error, anything else an api_error.
+func anthropicEvent(e sse.ErrorEvent) sse.ErrorEvent {
+	if e.Type == "timeout" {
+		return sse.ErrorEvent{Message: e.Message, Type: "timeout_error"}
+	}
+	return sse.ErrorEvent{Message: e.Message, Type: "api_error"}
 }
 
 // serveMessages answers a non-streamed Messages request: an error answer

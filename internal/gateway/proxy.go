@@ -19,6 +19,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
 // exchange is one client request on its way through the gateway.
@@ -63,17 +64,20 @@ type exchange struct {
 	// stream's first part, hedges that lost their race).
 	prior float64
 	// outcome is how an answer begun ended when its status does not
-	// say: "broken" (cut after commit), "canceled" (the client left),
-	// "continued" (finished by another target); "" otherwise.
+	// say: "broken" (cut after commit), "deadline" (cut by the request's
+	// deadline), "canceled" (the client left), "continued" (finished by
+	// another target); "" otherwise.
 	outcome string
 	// out is where a committed stream goes; broken what its client is
 	// told if it breaks; cont, with continue_on_failure, the text sent so
 	// far; body the request body the walk sends.
 	out    sink
 	prev   *router.Attempt // the attempt a continuation follows
-	broken string
-	cont   *delivered
-	body   []byte
+	broken sse.ErrorEvent
+	// ctx is the request's context with its deadline, once the walk runs.
+	ctx  context.Context
+	cont *delivered
+	body []byte
 }
 
 // error writes an error in the client's API's shape.

@@ -25,6 +25,7 @@ import (
 // one; a stream whose answer had finished (a finish_reason) when its
 // connection closed is complete, and is ended as such.
 func (x *exchange) serveStream(ctx context.Context) {
+	x.ctx = ctx
 	for {
 		a, err := x.walk.Next(ctx)
 		switch {
@@ -353,11 +354,17 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 		return true
 	}
 	v := a.Broke(streamVerdict(ev, err))
+	if errors.Is(x.ctx.Err(), context.DeadlineExceeded) {
+		x.outcome = "deadline"
+		h.out.Broken(sse.ErrorEvent{Type: "timeout", Code: "request_timeout", Message: "No target finished the answer within the model's deadline (" +
+			x.alias.Deadline().String() + "). The answer is incomplete."})
+		return true
+	}
 	msg := "The stream from " + a.Target.Name + " broke off after it began: " + v.Kind.String()
 	if v.Code != "" {
 		msg += " (" + v.Code + ")"
 	}
-	x.broken = msg + ". The answer is incomplete."
+	x.broken = sse.ErrorEvent{Type: "upstream_error", Code: "stream_interrupted", Message: msg + ". The answer is incomplete."}
 	if x.continuable(a) {
 		if body, prefill, ok := x.continuation(); ok {
 			x.walk.Continue(body, prefill)

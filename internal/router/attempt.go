@@ -77,8 +77,8 @@ func (a *Attempt) first(now int64) {
 	}
 	d := time.Duration(now - a.started)
 	a.Target.observeFirst(d, a.w.req.Stream)
-	if a.Target.lostRaces.Load() != 0 {
-		a.Target.lostRaces.Store(0) // it answers again
+	if a.Target.hedged.Load() != 0 {
+		a.Target.hedged.Store(0) // it answers again
 	}
 }
 

@@ -120,13 +120,14 @@ func (a *Alias) suspectAfter(t *Target, now int64) time.Duration {
 	return b.SuspectAfter
 }
 
-// lostRacesSuspect is how many hedged races a target loses in a row,
-// without producing its first content, before it is suspect.
-const lostRacesSuspect = 2
+// hedgedSuspect is how many times in a row a target is hedged (no first
+// content within the hedge delay) without producing a first content
+// meanwhile before it is suspect.
+const hedgedSuspect = 2
 
 // suspect reports whether new requests should skip t for now: every one
-// of its mature streams has gone silent, or it keeps losing hedged races
-// without a first byte. Suspicion does not trip the breaker: its watchdogs
+// of its mature streams has gone silent, or it keeps needing hedges
+// without producing a first content. Suspicion does not trip the breaker: its watchdogs
 // do that when the budgets run out. One request per suspect_after still
 // goes to a suspect target, so that its recovery is seen.
 func (a *Alias) suspect(t *Target, now int64) bool {
@@ -134,7 +135,7 @@ func (a *Alias) suspect(t *Target, now int64) bool {
 		return false
 	}
 	silent := t.silent.Load()
-	if !(silent > 0 && silent >= t.mature.Load()) && t.lostRaces.Load() < lostRacesSuspect {
+	if !(silent > 0 && silent >= t.mature.Load()) && t.hedged.Load() < hedgedSuspect {
 		return false
 	}
 	at := t.probeAt.Load()
@@ -155,8 +156,14 @@ func (a *Alias) suspect(t *Target, now int64) bool {
 const maxProbeGap = int64(8 * time.Second)
 
 // beginSuspicion starts the probes of a target that may have become
-// suspect: the first request let through comes after gap.
-func (t *Target) beginSuspicion(now int64, gap time.Duration) {
+// suspect for a silence of after: the first request let through comes
+// after twice that, and at least a second.
+func (t *Target) beginSuspicion(now int64, after time.Duration) {
+	gap := max(2*after, minProbeGap)
 	t.probeGap.Store(int64(gap))
 	t.probeAt.Store(now + int64(gap))
 }
+
+// minProbeGap is the least time between two requests let through to a
+// suspect target.
+const minProbeGap = time.Second

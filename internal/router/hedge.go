@@ -74,6 +74,7 @@ func (w *Walk) race(ctx context.Context, t *Target) (*Attempt, bool) {
 				continue
 			}
 			if h := w.hedge(ctx); h != nil {
+				w.slow(running[len(running)-1].Target)
 				hedges++
 				running = append(running, h)
 				w.run(ctx, h, results)
@@ -105,6 +106,15 @@ func (w *Walk) hedge(ctx context.Context) *Attempt {
 	return nil
 }
 
+// slow notes that t had to be hedged: it produced no first content within
+// the hedge delay. A target hedged twice in a row without producing one
+// meanwhile is suspect.
+func (w *Walk) slow(t *Target) {
+	if t.hedged.Add(1) == hedgedSuspect {
+		t.beginSuspicion(w.r.now(), max(w.alias.of(t).SuspectAfter, suspectFloor))
+	}
+}
+
 // run sends a racer on its own goroutine.
 func (w *Walk) run(ctx context.Context, a *Attempt, results chan<- racer) {
 	call := w.begin(ctx, a)
@@ -120,9 +130,6 @@ func (w *Walk) cancelLosers(running []*Attempt, results <-chan racer) {
 	}
 	for _, a := range running {
 		a.lost.Store(true)
-		if a.firstAt.Load() == 0 && a.Target.lostRaces.Add(1) == lostRacesSuspect {
-			a.Target.beginSuspicion(w.r.now(), max(w.alias.of(a.Target).SuspectAfter, suspectFloor))
-		}
 		w.Lost = append(w.Lost, a.Target)
 		a.cancel(errLostRace)
 	}

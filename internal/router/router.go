@@ -157,6 +157,10 @@ type Budgets struct {
 	AutoSuspect  bool
 }
 
+// hedgeFloor is the hedges per second an alias may send whatever its
+// traffic (one in a 10 s window), so that a quiet alias can hedge at all.
+const hedgeFloor = 0.1
+
 // Hedge configures hedged requests.
 type Hedge struct {
 	// After is a fixed hedge delay; AfterQuantile (in (0, 1)) takes the
@@ -404,7 +408,7 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 	}
 	a := &Alias{Name: as.Name, Strategy: as.Strategy, spec: as, budget: budget, Direct: direct}
 	if h := as.Hedge; h.After > 0 || h.AfterQuantile > 0 {
-		if a.hedges, err = retry.NewBudget(retry.BudgetConfig{Ratio: cmp.Or(h.Budget, 0.1), MinPerSecond: 1, Clock: r.clk}); err != nil {
+		if a.hedges, err = retry.NewBudget(retry.BudgetConfig{Ratio: cmp.Or(h.Budget, 0.1), MinPerSecond: hedgeFloor, Clock: r.clk}); err != nil {
 			return nil, fmt.Errorf("router: alias %q: hedge: %w", as.Name, err)
 		}
 	}

@@ -40,12 +40,12 @@ type Target struct {
 	inFlight atomic.Int64
 	// mature counts streams whose content has flowed for the alias's
 	// suspect_after, and silent those of them quiet for as long: when
-	// every mature stream is silent the target is suspect. lostRaces
-	// counts hedged races lost in a row without a first content; from
-	// lostRacesSuspect on, the target is suspect too. While suspect, one
+	// every mature stream is silent the target is suspect. hedged
+	// counts the hedges it needed in a row without producing a first
+	// content; from hedgedSuspect on, the target is suspect too. While suspect, one
 	// request per probe period (probeAt, stopwatch ns) still goes to it.
-	mature, silent, lostRaces atomic.Int64
-	probeAt, probeGap         atomic.Int64
+	mature, silent, hedged atomic.Int64
+	probeAt, probeGap      atomic.Int64
 	// gaps are the recent gaps between chunks of its streams, for the
 	// adaptive suspicion threshold.
 	gaps *latency.Window
