@@ -57,6 +57,12 @@ func (a *Attempt) Cut() *aierr.Verdict { return a.cut.Load() }
 // onCut is the watchdogs' report: the outage counts at once.
 func (a *Attempt) onCut(v aierr.Verdict) {
 	a.cut.Store(&v)
+	if v.Sub == aierr.FirstByteTimeout {
+		// Counted as a first content at the budget: a target that has
+		// slowed raises its adaptive budget instead of being cut for
+		// ever at the old one.
+		a.Target.observeFirst(time.Duration(a.w.r.now()-a.started), a.w.req.Stream)
+	}
 	a.finish(v)
 }
 
@@ -176,7 +182,11 @@ func (a *Attempt) report(v aierr.Verdict) {
 		// Without a hint the key still rests a moment, so the walk moves
 		// to another key instead of hammering this one. Providers count
 		// limits per model: the key rests for this target only.
-		t.rest(a.Key, now+int64(max(v.Wait, minThrottleRest)))
+		rest := v.Wait
+		if rest <= 0 {
+			rest = minThrottleRest
+		}
+		t.rest(a.Key, now+int64(rest))
 	case aierr.Auth, aierr.Quota:
 		w.r.refuseKey(t, a.Key, v)
 	}

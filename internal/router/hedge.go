@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/breaker"
 )
 
 // Hedging: when the alias hedges and the first target has not produced its
@@ -70,7 +71,7 @@ func (w *Walk) race(ctx context.Context, t *Target) (*Attempt, bool) {
 			failed = r.a
 			w.Skips = append(w.Skips, Skip{Target: r.a.Target.Name, Reason: describe(r.a.Verdict)})
 		case <-timer.C():
-			if hedges >= max(w.alias.spec.Hedge.Max, 1) || !w.alias.hedges.TryRetry() {
+			if hedges >= max(w.alias.spec.Hedge.Max, 1) || !w.canHedge() || !w.alias.hedges.TryRetry() {
 				continue
 			}
 			if h := w.hedge(ctx); h != nil {
@@ -113,6 +114,19 @@ func (w *Walk) slow(t *Target) {
 	if t.hedged.Add(1) == hedgedSuspect {
 		t.beginSuspicion(w.r.now(), max(w.alias.of(t).SuspectAfter, suspectFloor))
 	}
+}
+
+// canHedge reports whether a target after the walk's current one may take
+// a hedge (a usable key, a breaker not open), so that no hedge budget is
+// spent on a hedge that cannot be sent.
+func (w *Walk) canHedge() bool {
+	now := w.r.now()
+	for _, t := range w.order[w.i+1:] {
+		if k, _ := t.pickKey(now); k != nil && t.breaker.State() != breaker.StateOpen {
+			return true
+		}
+	}
+	return false
 }
 
 // run sends a racer on its own goroutine.

@@ -31,7 +31,8 @@ type Spec struct {
 	OnKeyDisabled func(KeyEvent)
 	// OnAttempt, if set, is told of every finished upstream attempt, and
 	// OnSkip of every target passed over without one. They run on the
-	// request's goroutine: keep them cheap.
+	// request's goroutine, or on a watchdog's or a hedged race's: keep
+	// them cheap and safe for concurrent use.
 	OnAttempt func(AttemptEvent)
 	OnSkip    func(target *Target, reason string)
 	// OnFailover, if set, is told when an attempt on target failed and the

@@ -76,6 +76,10 @@ type Walk struct {
 	// target is sent a request (that is a failover); broken the
 	// delivered attempt that broke after commit.
 	failed, broken *Attempt
+	// suspects are the targets skipped as suspect; lastResort is set
+	// once the walk tries them after the rest of the ladder failed.
+	suspects   []*Target
+	lastResort bool
 	// prefill is a continuation's body for targets that continue a final
 	// assistant message (Continue).
 	prefill []byte
@@ -154,6 +158,12 @@ func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 			return nil, context.Canceled
 		}
 	}
+	if len(w.suspects) > 0 && !w.lastResort {
+		// Suspicion only puts a target last: when nothing after it could
+		// answer, it is tried after all.
+		w.order, w.i, w.n, w.lastResort = w.suspects, 0, 0, true
+		return w.Next(ctx)
+	}
 	return nil, w.noTarget()
 }
 
@@ -205,7 +215,8 @@ func (w *Walk) attempt(ctx context.Context, t *Target) (*Attempt, bool) {
 // in its limits. It returns nil, having skipped t, when t cannot take it.
 func (w *Walk) admit(ctx context.Context, t *Target) *Attempt {
 	now := w.r.now()
-	if w.i < len(w.order)-1 && w.alias.suspect(t, now) {
+	if w.i < len(w.order)-1 && !w.lastResort && w.alias.suspect(t, now) {
+		w.suspects = append(w.suspects, t)
 		w.skip(t, "suspected stalled", 0)
 		return nil
 	}
@@ -303,8 +314,14 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	}
 	a.finish(a.Verdict)
 	a.cancel(nil)
-	return a.Verdict.Err()
+	if err := a.Verdict.Err(); err != nil {
+		return err
+	}
+	return errNoAnswer // a status no verdict calls a failure (a 3xx)
 }
+
+// errNoAnswer is an attempt whose answer was neither a 2xx nor a failure.
+var errNoAnswer = errors.New("router: the answer was not a 2xx")
 
 // verdict classifies an attempt that failed with err: a watchdog's cut, the
 // request's own end (canceled: the target is not to blame), or what err

@@ -156,16 +156,18 @@ func (w *watch) progress() {
 	w.rearm(now)
 }
 
-// rearm sets the timer for the nearest deadline or checkpoint from now.
+// rearm sets the timer for the nearest deadline or checkpoint from now,
+// at least a nanosecond ahead: a fake clock may run a timer due at once
+// on the caller's goroutine, which holds mu.
 func (w *watch) rearm(now time.Time) {
 	at, ok := w.next()
 	switch {
 	case !ok && w.timer != nil:
 		w.timer.Stop()
 	case ok && w.timer != nil:
-		w.timer.Reset(max(at.Sub(now), 0))
+		w.timer.Reset(max(at.Sub(now), time.Nanosecond))
 	case ok:
-		w.timer = w.clk.AfterFunc(max(at.Sub(now), 0), w.fired)
+		w.timer = w.clk.AfterFunc(max(at.Sub(now), time.Nanosecond), w.fired)
 	}
 }
 
