@@ -171,7 +171,9 @@ func (x *exchange) relay(a *router.Attempt) bool {
 	}
 	h.out = x.out
 	var asm *cache.Assembler
-	if limit := x.keepLimit(); limit > 0 && !x.messages { // Messages answers are kept as sent
+	// Messages answers are kept as sent; a continued one is not an answer
+	// of one target to keep.
+	if limit := x.keepLimit(); limit > 0 && !x.messages && x.prev == nil {
 		asm = cache.NewAssembler(limit)
 	}
 	for i := 0; ; {
@@ -205,8 +207,12 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		if asm != nil && asm.Add(ev.Data) != nil {
 			asm = nil // not an answer the cache can keep
 		}
-		if !h.preamble && !sse.HasContent(ev) {
-			continue
+		if !h.preamble {
+			// A continuation's own preamble: the client has had one.
+			if !sse.HasContent(ev) {
+				continue
+			}
+			h.preamble = true
 		}
 		if h.out.Write(ev.Raw) != nil {
 			a.Abandon() // the client has gone
