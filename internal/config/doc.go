@@ -94,7 +94,7 @@
 //	      idle: 10s                    # between chunks; or auto, as ttfb
 //	      total: 120s                  # one attempt
 //	      deadline: 30s                # the whole request, failovers included; default none
-//	      suspect_after: 1s            # all streams silent this long: skip the target; default idle/8, ≥ 250ms; 0 = off
+//	      suspect_after: 1s            # every stream silent this long: skip the target; default adaptive (4 × p99 gap, 250ms to idle/8); 0 = off
 //
 // Durations are Go durations (200ms, 5s, 1m30s); rates are fractions; counts
 // and limits are whole numbers and never negative; switches are true or

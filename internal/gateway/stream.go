@@ -139,18 +139,26 @@ func cleanEnd(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, 
 // adds nothing to the answer.
 func finishes(a *router.Attempt, ev sse.Event) bool {
 	if a.Native {
-		return ev.Name == "message_delta" && hasString(ev.Data, "stop_reason")
+		return ev.Name == "message_delta" && hasString(ev.Data, stopReasonKey)
 	}
-	return hasString(ev.Data, "finish_reason") && !bytes.Contains(ev.Data, []byte(`"finish_reason":"error"`))
+	return hasString(ev.Data, finishReasonKey) && !bytes.Contains(ev.Data, finishedInError)
 }
 
-// hasString reports whether data has member name with a string value.
-func hasString(data []byte, name string) bool {
-	i := bytes.Index(data, []byte(`"`+name+`":`))
+// The members finishes looks for, quoted and followed by their colon.
+var (
+	finishReasonKey = []byte(`"finish_reason":`)
+	stopReasonKey   = []byte(`"stop_reason":`)
+	finishedInError = []byte(`"finish_reason":"error"`) // OpenRouter's error chunks
+)
+
+// hasString reports whether data has the member key (quoted, with its
+// colon) with a string value.
+func hasString(data, key []byte) bool {
+	i := bytes.Index(data, key)
 	if i < 0 {
 		return false
 	}
-	rest := bytes.TrimLeft(data[i+len(name)+3:], " ")
+	rest := bytes.TrimLeft(data[i+len(key):], " ")
 	return len(rest) > 0 && rest[0] == '"'
 }
 
