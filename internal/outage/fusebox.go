@@ -32,7 +32,9 @@ const (
 // FuseboxPolicy returns the blocks of the alias that Fusebox's client
 // calls, as YAML, tuned as an operator would keep them: trip after 3
 // consecutive failures (503s, resets, timeouts; 429s never count), stay
-// open o.Open, then let 1 probe through; retry once on the last target,
+// open o.Open (fixed: the scenario's storm is short, so the default growth
+// of the open period would only delay the return), then let 1 probe
+// through; retry once on the last target,
 // within a 20% budget; a first byte within 2s, no stream silent for 10s,
 // 120s in all. For LatencySpike the breaker also trips when half of the
 // last 20 calls (at least 10) took more than o.P99 + o.Spike/2; for Slow
@@ -40,7 +42,7 @@ const (
 // most 10% of requests. o.Continue adds continue_on_failure: true.
 func FuseboxPolicy(o Options) string {
 	o = o.withDefaults()
-	b := fmt.Sprintf("consecutive: 3, open: %v, probes: 1", o.Open)
+	b := fmt.Sprintf("consecutive: 3, open: %v, open_backoff: 1, probes: 1", o.Open)
 	if o.Scenario == LatencySpike {
 		b = fmt.Sprintf("window_calls: 20, min_calls: 10, slow_call: %v, slow_call_rate: 0.5, ", slowCall(o)) + b
 	}
