@@ -177,18 +177,8 @@ func (w *Window) sumAt(now int64, h *histogram) uint64 {
 }
 
 func (w *Window) countAt(now int64) uint64 {
-	cur := now / w.slotLen
-	var n uint64
-	for i := range w.slots {
-		s := &w.slots[i]
-		if !w.inWindow(s.period.Load(), cur) {
-			continue
-		}
-		for j := range s.counts {
-			n += uint64(s.counts[j].Load())
-		}
-	}
-	return n
+	var h histogram
+	return w.sumAt(now, &h)
 }
 
 // histogram is a merged copy of a window's counts: it lives on the stack of
