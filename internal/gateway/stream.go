@@ -84,7 +84,7 @@ type held struct {
 // race), so it touches nothing of the exchange's but the server's pools.
 func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 	h := &held{rd: x.s.readers.Get().(*sse.Reader), preamble: true}
-	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out})
+	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out, a: a})
 	a.Held = h
 	for {
 		ev, err := h.rd.Next()
@@ -222,7 +222,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			}
 			h.preamble = true
 		}
-		if h.out.Write(ev.Raw) != nil {
+		if err = x.write(a, h.out, ev.Raw); err != nil {
 			a.Abandon() // the client has gone
 			return true
 		}
@@ -230,6 +230,16 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			x.cont.add(ev.Data)
 		}
 	}
+}
+
+// write passes an event on, told to the attempt as a write to the client:
+// a write may block on a slow client (a full buffer, the Messages
+// translator's pipe), and that time is not the upstream's silence.
+func (x *exchange) write(a *router.Attempt, out sink, raw []byte) error {
+	a.Writing()
+	err := out.Write(raw)
+	a.Written()
+	return err
 }
 
 // next returns the next event: the held ones first, then the stream's.
@@ -296,6 +306,7 @@ var errInStream = errors.New("error event in the stream")
 type flushFirst struct {
 	r   io.Reader
 	out *sink // nil until the stream commits
+	a   *router.Attempt
 }
 
 // errClientGone is a failed flush to the client, seen by the next read.
@@ -303,7 +314,11 @@ var errClientGone = errors.New("the client has gone")
 
 func (f *flushFirst) Read(p []byte) (int, error) {
 	if *f.out != nil {
-		if err := (*f.out).Flush(); err != nil {
+		// Time blocked on a slow client is not the upstream's silence.
+		f.a.Writing()
+		err := (*f.out).Flush()
+		f.a.Written()
+		if err != nil {
 			return 0, errClientGone
 		}
 	}

@@ -76,6 +76,15 @@ func (a *Attempt) Progress() {
 	a.watch.progress()
 }
 
+// Writing and Written bracket the caller's writes of the answer to its
+// client: while a slow client blocks them, the attempt's idle and total
+// budgets wait (the upstream is not silent, the client is slow), and
+// the stream does not fall silent for suspicion.
+func (a *Attempt) Writing() { a.watch.beginWrite() }
+
+// Written ends what Writing began.
+func (a *Attempt) Written() { a.watch.endWrite() }
+
 // first records the time to the attempt's first content.
 func (a *Attempt) first(now int64) {
 	if !a.firstAt.CompareAndSwap(0, now) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
@@ -37,6 +38,10 @@ type watch struct {
 	totalAt    time.Time // zero: no total budget
 	inIdle     bool      // the first content has come
 	ended      bool
+	// writeFrom is when a write to the client began and writeEnd when
+	// the last one ended (stopwatch ns + 1; 0: none), blocked the time
+	// spent in them.
+	writeFrom, writeEnd, blocked atomic.Int64
 	// A stream's silences, for its target's suspicion: once content
 	// has flowed for suspect, the stream is mature; a mature stream quiet
 	// for suspect is silent. Both are counted on the target.
@@ -79,10 +84,10 @@ func (w *watch) deadline() (time.Time, bool) {
 	case !w.inIdle && w.ttfb > 0:
 		at = w.sent.Add(w.ttfb)
 	case w.inIdle && w.idle > 0:
-		at = w.last.Add(w.idle)
+		at = w.lastChunk().Add(w.idle)
 	}
-	if !w.totalAt.IsZero() && (at.IsZero() || w.totalAt.Before(at)) {
-		at = w.totalAt
+	if total, ok := w.total(); ok && (at.IsZero() || total.Before(at)) {
+		at = total
 	}
 	return at, !at.IsZero()
 }
@@ -96,7 +101,7 @@ func (w *watch) checkpoint() (time.Time, bool) {
 	case !w.mature:
 		return w.idleSince.Add(w.suspect + 1), true
 	}
-	return w.last.Add(w.suspect + 1), true // longer than suspect
+	return w.lastChunk().Add(w.suspect + 1), true // longer than suspect
 }
 
 // mark updates a stream's standing for suspicion at now.
@@ -109,7 +114,7 @@ func (w *watch) mark(now time.Time) {
 		w.mature = true
 		t.mature.Add(1)
 	}
-	if w.mature && !w.silent && now.Sub(w.last) > w.suspect {
+	if w.mature && !w.silent && now.Sub(w.lastChunk()) > w.suspect {
 		w.silent = true
 		if t.silent.Add(1) == 1 {
 			// Suspicion may begin: the first request let through to see
@@ -179,6 +184,44 @@ func (w *watch) rearm(now time.Time) {
 	}
 }
 
+// beginWrite and endWrite bracket the caller's writes to its client,
+// with atomics only (they run for every event): a slow client is not the
+// upstream's silence, so while a write blocks the idle and total budgets
+// wait, the silence is counted from the write's end, and total is moved
+// on by the time blocked.
+func (w *watch) beginWrite() { w.writeFrom.Store(w.a.w.r.now() + 1) } // + 1: 0 is "none"
+
+func (w *watch) endWrite() {
+	now := w.a.w.r.now()
+	if from := w.writeFrom.Swap(0); from != 0 {
+		w.blocked.Add(now - (from - 1))
+	}
+	w.writeEnd.Store(now + 1)
+}
+
+// since returns a time of the router's stopwatch as a time of the clock.
+func (w *watch) since(ns int64) time.Time { return w.sent.Add(time.Duration(ns - w.a.started)) }
+
+// lastChunk returns when the stream last moved: a chunk, or the end of a
+// write to the client.
+func (w *watch) lastChunk() time.Time {
+	if end := w.writeEnd.Load(); end != 0 {
+		if t := w.since(end - 1); t.After(w.last) {
+			return t
+		}
+	}
+	return w.last
+}
+
+// total returns the deadline of the total budget, moved on by the time
+// spent blocked on the client.
+func (w *watch) total() (time.Time, bool) {
+	if w.totalAt.IsZero() {
+		return time.Time{}, false
+	}
+	return w.totalAt.Add(time.Duration(w.blocked.Load())), true
+}
+
 // fired cuts the attempt whose deadline has passed; otherwise it updates
 // a stream's standing for suspicion and re-arms the timer for what comes
 // next (a chunk may have moved the idle deadline on).
@@ -186,6 +229,13 @@ func (w *watch) fired() {
 	now := w.clk.Now()
 	w.mu.Lock()
 	if w.ended {
+		w.mu.Unlock()
+		return
+	}
+	if w.writeFrom.Load() != 0 {
+		// Blocked on the client: nothing to blame the upstream for yet.
+		w.last = now
+		w.rearm(now)
 		w.mu.Unlock()
 		return
 	}
@@ -197,7 +247,7 @@ func (w *watch) fired() {
 	}
 	var cause error
 	switch {
-	case !w.totalAt.IsZero() && !now.Before(w.totalAt):
+	case !w.totalAt.IsZero() && !now.Before(w.totalAt.Add(time.Duration(w.blocked.Load()))):
 		cause = errAttemptTimeout
 	case w.inIdle:
 		cause = aierr.ErrStreamStalled
