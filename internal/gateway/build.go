@@ -76,6 +76,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 				Provider: t.Provider, Model: t.Model, Weight: float64(t.Weight),
 				Price:   router.Price{Input: t.Price.Input, Output: t.Price.Output, CachedInput: t.Price.CachedInput},
 				Budgets: budgets(t.Timeouts),
+				Keys:    ownKeys(t, cfg.Providers[t.Provider]),
 			})
 		}
 		spec.Aliases = append(spec.Aliases, as)
@@ -85,6 +86,21 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		SameTargetWait: d.Retry.SameTargetWait, Deadline: d.Timeouts.Deadline, Budgets: budgets(d.Timeouts),
 		BackgroundProbe: d.Breaker.BackgroundProbe, Fingerprint: config.Fingerprint(d.Breaker)}
 	return spec, nil
+}
+
+// ownKeys returns a target's keys when they are its own, not its
+// provider's.
+func ownKeys(t config.Target, p config.Provider) []string {
+	same := len(t.Keys) == len(p.Keys)
+	keys := make([]string, len(t.Keys))
+	for i, k := range t.Keys {
+		keys[i] = k.Value()
+		same = same && k.Value() == p.Keys[i].Value()
+	}
+	if same {
+		return nil
+	}
+	return keys
 }
 
 // budgets returns a timeouts block as an attempt's budgets.

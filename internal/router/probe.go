@@ -77,7 +77,7 @@ func (r *Router) restOf(k *Key) int64 {
 	defer r.mu.RUnlock()
 	until := int64(0)
 	for _, t := range r.targets {
-		if k.idx < len(t.rests) && t.prov.keys[k.idx] == k {
+		if k.idx < len(t.keys) && t.keys[k.idx] == k {
 			until = max(until, t.rests[k.idx].Load())
 		}
 	}
@@ -89,7 +89,7 @@ func (r *Router) clearRests(k *Key) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, t := range r.targets {
-		if k.idx < len(t.rests) && t.prov.keys[k.idx] == k {
+		if k.idx < len(t.keys) && t.keys[k.idx] == k {
 			t.rests[k.idx].Store(0)
 		}
 	}

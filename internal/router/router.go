@@ -2,6 +2,8 @@ package router
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -132,6 +134,9 @@ type TargetSpec struct {
 	// Budgets are this rung's attempt budgets; a zero field takes the
 	// alias's.
 	Budgets
+	// Keys, when set, are the API keys this target uses instead of its
+	// provider's (the first alias to list the target sets them).
+	Keys []string
 }
 
 // Budgets bound one upstream attempt, each counted by a watchdog on the
@@ -414,7 +419,7 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 		}
 	}
 	for _, ts := range as.Targets {
-		t, err := r.target(ts.Provider, ts.Model, as.Breaker, as.Fingerprint, as.BackgroundProbe)
+		t, err := r.target(ts, as.Breaker, as.Fingerprint, as.BackgroundProbe)
 		if err != nil {
 			return nil, fmt.Errorf("router: alias %q: %w", as.Name, err)
 		}
@@ -436,8 +441,12 @@ func withClock(b retry.BudgetConfig, c clock.Clock) retry.BudgetConfig {
 
 // target returns the (provider, model) target, made on first use or taken
 // over from the router replaced. fp is the breaker settings' fingerprint.
-func (r *Router) target(prov, model string, bc breaker.Config, fp string, background bool) (*Target, error) {
+func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background bool) (*Target, error) {
+	prov, model := ts.Provider, ts.Model
 	name := prov + "/" + model
+	if fp != "" && len(ts.Keys) > 0 {
+		fp += "|keys:" + keysDigest(ts.Keys)
+	}
 	if t, ok := r.targets[name]; ok {
 		return t, nil
 	}
@@ -470,8 +479,15 @@ func (r *Router) target(prov, model string, bc breaker.Config, fp string, backgr
 	if err != nil {
 		return nil, err
 	}
-	t = &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp,
-		rests:       make([]atomic.Int64, len(p.keys)),
+	keys := p.keys
+	if len(ts.Keys) > 0 {
+		keys = make([]*Key, len(ts.Keys))
+		for i, k := range ts.Keys {
+			keys[i] = &Key{secret: k, ID: fmt.Sprintf("%s#%d", name, i), idx: i}
+		}
+	}
+	t = &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp, keys: keys, ownKeys: len(ts.Keys) > 0,
+		rests:       make([]atomic.Int64, len(keys)),
 		firstStream: latency.New(latency.Settings{Clock: r.clk}),
 		firstPlain:  latency.New(latency.Settings{Clock: r.clk}),
 		gaps:        latency.New(latency.Settings{Clock: r.clk}),
@@ -572,8 +588,8 @@ type KeyState struct {
 func (r *Router) Keys() []KeyState {
 	now := r.now()
 	var out []KeyState
-	for _, p := range r.providers {
-		for _, k := range p.keys {
+	for _, k := range r.allKeys() {
+		{
 			d, th := k.disabledUntil.Load(), r.restOf(k)
 			ks := KeyState{ID: k.ID, State: "in rotation"}
 			switch {
@@ -591,12 +607,38 @@ func (r *Router) Keys() []KeyState {
 	return out
 }
 
+// allKeys returns every key: the providers' and the targets' own.
+func (r *Router) allKeys() []*Key {
+	var out []*Key
+	for _, p := range r.providers {
+		out = append(out, p.keys...)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.targets {
+		if t.ownKeys {
+			out = append(out, t.keys...)
+		}
+	}
+	return out
+}
+
+// keysDigest identifies a list of keys without revealing them.
+func keysDigest(keys []string) string {
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
 // SetKeyEnabled takes a key out of the rotation until enabled again, or
 // puts it back at once (clearing a refusal or a rest). It fails for an
 // unknown ID.
 func (r *Router) SetKeyEnabled(id string, enabled bool) error {
-	for _, p := range r.providers {
-		for _, k := range p.keys {
+	for _, k := range r.allKeys() {
+		{
 			if k.ID != id {
 				continue
 			}

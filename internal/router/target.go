@@ -29,6 +29,8 @@ type Target struct {
 	Model    string
 
 	prov    *provider
+	keys    []*Key // its provider's, or its own (ownKeys)
+	ownKeys bool
 	breaker *breaker.Breaker
 	pacer   *limit.Pacer    // nil: no rate limit
 	turn    *limit.Bulkhead // with a pacer: one waiter at a time reserves, in fair order
@@ -114,15 +116,14 @@ func (t *Target) rest(k *Key, until int64) {
 	}
 }
 
-// pickKey returns the next key of t's provider usable for t now, or nil
+// pickKey returns the next of t's keys usable for t now, or nil
 // and the soonest time one comes back (0 if never by itself).
 func (t *Target) pickKey(now int64) (*Key, int64) {
-	p := t.prov
-	n := uint32(len(p.keys))
-	start := p.next.Add(1)
+	n := uint32(len(t.keys))
+	start := t.prov.next.Add(1)
 	soonest := int64(0)
 	for i := range n {
-		k := p.keys[(start+i)%n]
+		k := t.keys[(start+i)%n]
 		ok, until := k.usable(now)
 		if r := t.rests[k.idx].Load(); ok && r > now {
 			ok, until = false, r
