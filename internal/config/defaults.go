@@ -15,6 +15,7 @@ const (
 	DefaultBodyTimeout       = 60 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleConnTimeout   = 120 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
 	DefaultState             = "memory"
 	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL  = "https://api.anthropic.com"
@@ -68,6 +69,7 @@ func (c *Config) setDefaults() {
 	srv.BodyTimeout = cmp.Or(srv.BodyTimeout, DefaultBodyTimeout)
 	srv.ReadHeaderTimeout = cmp.Or(srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	srv.IdleTimeout = cmp.Or(srv.IdleTimeout, DefaultIdleConnTimeout)
+	srv.WriteTimeout = cmp.Or(srv.WriteTimeout, DefaultWriteTimeout)
 	for i := range c.Clients {
 		if p := "clients[" + strconv.Itoa(i) + "]"; !l.has(p + ".weight") {
 			c.Clients[i].Weight = DefaultWeight

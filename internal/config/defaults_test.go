@@ -24,7 +24,7 @@ func TestDefaultsFilled(t *testing.T) {
 	if c.Listen != DefaultListen || c.State != DefaultState {
 		t.Errorf("Listen, State = %q, %q", c.Listen, c.State)
 	}
-	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}); c.Server != want {
+	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second}); c.Server != want {
 		t.Errorf("server = %+v, want %+v", c.Server, want)
 	}
 	if c.Clients[0].Weight != 1 {

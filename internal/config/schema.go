@@ -327,6 +327,12 @@ type Server struct {
 	// ReadHeaderTimeout bounds reading a request's headers. Default: 10s.
 	// A reload does not change it; restart for that.
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// WriteTimeout bounds one write of an answer to a client (a stream's
+	// event, a body): a client that stops reading for longer is dropped,
+	// so it holds no goroutine and no buffers, and its upstream is not
+	// blamed. It does not bound the answer, which may stream for minutes.
+	// Default: 30s.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes a keep-alive connection idle for longer.
 	// Default: 120s. A reload does not change it; restart for that.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`

@@ -74,10 +74,13 @@ type exchange struct {
 	out    sink
 	prev   *router.Attempt // the attempt a continuation follows
 	broken sse.ErrorEvent
+	cont   *delivered
+	body   []byte
 	// ctx is the request's context with its deadline, once the walk runs.
-	ctx  context.Context
-	cont *delivered
-	body []byte
+	ctx context.Context
+	// wdAt is when the client connection's write deadline was last set
+	// (zero: never).
+	wdAt time.Time
 }
 
 // error writes an error in the client's API's shape.
@@ -220,6 +223,23 @@ func (x *exchange) readBody() ([]byte, bool) {
 	return nil, false
 }
 
+// writeDeadline bounds the next writes to the client by the server
+// block's write_timeout: a client that stops reading is dropped rather
+// than holding the exchange. The deadline is moved on at most every
+// quarter of the timeout, so a stream pays for it rarely, not per event.
+func (x *exchange) writeDeadline() {
+	wt := x.st.cfg.Server.WriteTimeout
+	if wt <= 0 {
+		return
+	}
+	now := time.Now() // a socket deadline is real time
+	if !x.wdAt.IsZero() && now.Sub(x.wdAt) < wt/4 {
+		return
+	}
+	x.wdAt = now
+	http.NewResponseController(x.w).SetWriteDeadline(now.Add(wt))
+}
+
 // weight returns the client's share of a saturated target.
 func (x *exchange) weight() float64 {
 	if x.clientRef == nil {
@@ -249,6 +269,10 @@ func (x *exchange) paced(c *client, tokens int) bool {
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
 	x.accountLost()
+	if !x.wdAt.IsZero() {
+		// The connection may serve another request: no deadline left.
+		http.NewResponseController(x.w).SetWriteDeadline(time.Time{})
+	}
 	if x.idemRec != nil {
 		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
 	}
@@ -379,6 +403,7 @@ func (x *exchange) serve(ctx context.Context) {
 		h := x.w.Header()
 		h.Set("Content-Type", a.Resp.Header.Get("Content-Type"))
 		h.Set("Content-Length", strconv.Itoa(len(body)))
+		x.writeDeadline()
 		x.w.WriteHeader(a.Resp.StatusCode)
 		x.w.Write(body)
 		return

@@ -84,7 +84,7 @@ type held struct {
 // race), so it touches nothing of the exchange's but the server's pools.
 func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 	h := &held{rd: x.s.readers.Get().(*sse.Reader), preamble: true}
-	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out, a: a})
+	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out, a: a, x: x})
 	a.Held = h
 	for {
 		ev, err := h.rd.Next()
@@ -223,7 +223,8 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			h.preamble = true
 		}
 		if err = x.write(a, h.out, ev.Raw); err != nil {
-			a.Abandon() // the client has gone
+			a.Abandon() // the client has gone, or stopped reading
+			x.outcome = "canceled"
 			return true
 		}
 		if x.cont != nil {
@@ -269,6 +270,7 @@ func (x *exchange) commit(a *router.Attempt) {
 		trailer += ", X-Fusebox-Continued"
 	}
 	x.w.Header().Set("Trailer", trailer)
+	x.writeDeadline()
 	x.w.WriteHeader(http.StatusOK)
 	if x.messages {
 		x.captureForReplay()
@@ -307,6 +309,7 @@ type flushFirst struct {
 	r   io.Reader
 	out *sink // nil until the stream commits
 	a   *router.Attempt
+	x   *exchange // for the client's write deadline, once committed
 }
 
 // errClientGone is a failed flush to the client, seen by the next read.
@@ -314,7 +317,9 @@ var errClientGone = errors.New("the client has gone")
 
 func (f *flushFirst) Read(p []byte) (int, error) {
 	if *f.out != nil {
-		// Time blocked on a slow client is not the upstream's silence.
+		// Time blocked on a slow client is not the upstream's silence,
+		// and a client that stops reading is dropped.
+		f.x.writeDeadline()
 		f.a.Writing()
 		err := (*f.out).Flush()
 		f.a.Written()
