@@ -15,14 +15,14 @@ import (
 type answer struct {
 	ep      *endpoint
 	permit  breaker.Permit
-	guard   *guard // nil: not a guarded stream
+	guard   *guard // nil: no budget applies
 	resp    *http.Response
 	err     error
 	verdict aierr.Verdict
-	prefix  []byte // a guarded stream's first bytes, already read
+	prefix  []byte // a guarded answer's first bytes, already read
 }
 
-// peekSize is how much of a guarded stream is read to see its first byte.
+// peekSize is how much of a guarded answer is read to see its first byte.
 const peekSize = 512
 
 // classify turns the response or error into a verdict. An error answer's
@@ -36,8 +36,13 @@ func (a *answer) classify(w *walk, resp *http.Response, err error) {
 		if a.guard == nil {
 			return // success: reported when the body ends
 		}
+		g := a.guard
+		if g.firstByteBudget == 0 {
+			g.armIdle() // no first-byte budget: the first read is one more wait for more
+		}
 		buf := make([]byte, peekSize)
 		n, rerr := resp.Body.Read(buf)
+		g.disarm()
 		a.prefix = buf[:n]
 		if (n > 0 || rerr == nil || rerr == io.EOF) && a.guard.firstByteArrived() {
 			return
@@ -49,6 +54,8 @@ func (a *answer) classify(w *walk, resp *http.Response, err error) {
 		switch {
 		case a.guard != nil && a.guard.expired.Load() == expiredFirstByte:
 			err = aierr.ErrFirstByteTimeout
+		case a.guard != nil && a.guard.expired.Load() == expiredIdle:
+			err = aierr.ErrStreamStalled
 		case ctx.Err() != nil:
 			err = ctx.Err()
 		}

@@ -51,13 +51,16 @@ type Config struct {
 	// an endpoint with a longer context, aierr.ContentFilter). Empty: none.
 	FailoverOn []aierr.SubKind
 
-	// FirstByte bounds, for a streamed request ("stream": true), the time
-	// from sending it to the first byte of the response body; past it the
-	// attempt is abandoned and fails over. 0: no bound.
+	// FirstByte bounds, for every attempt, streamed or not, the time from
+	// sending the request to its response headers and the first byte of
+	// the response body; past it the attempt is abandoned as an outage of
+	// its endpoint (aierr.ErrFirstByteTimeout) and fails over. 0: no bound.
 	FirstByte time.Duration
-	// Idle bounds the gap between reads of a streamed response's body;
-	// past it the stream ends with an error wrapping aierr.ErrStreamStalled.
-	// 0: no bound.
+	// Idle bounds, for a streamed request ("stream": true), each wait for
+	// more of the response body, the first byte included when FirstByte is
+	// 0; past it the stream ends with an error wrapping
+	// aierr.ErrStreamStalled (before the first byte: the attempt fails
+	// over). 0: no bound.
 	Idle time.Duration
 
 	// Limits apply to each endpoint that has none of its own.
@@ -92,13 +95,20 @@ type Endpoint struct {
 	// Model replaces the request's "model" when set.
 	Model string
 	// APIKey replaces the request's credentials when set, in the header
-	// named by Auth.
+	// named by Auth; the caller's other API-key headers are removed. Unset,
+	// an endpoint on the caller's origin (scheme, host and port of the
+	// request's URL) gets the caller's credentials, and an endpoint on
+	// another origin gets none: no Authorization, Proxy-Authorization,
+	// X-Api-Key, Api-Key, X-Goog-Api-Key, Cookie nor "key" query
+	// parameter of the caller's, only what Header sets.
 	APIKey string
 	// Auth says how APIKey is sent: "bearer" (Authorization: Bearer, the
 	// OpenAI style), "api-key" (Azure OpenAI), "x-api-key" (Anthropic).
 	// "": the style the request already uses, else bearer.
 	Auth string
-	// Header is added to every request sent to this endpoint.
+	// Header is added to every request sent to this endpoint, replacing
+	// the caller's values of the same names (compared case-insensitively).
+	// New copies it.
 	Header http.Header
 	// Limits replaces Config.Limits for this endpoint when any is set.
 	Limits Limits

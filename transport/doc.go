@@ -25,7 +25,13 @@
 //     deadline, else it is skipped;
 //   - the request goes out with the endpoint's URL, model and key, and an
 //     Idempotency-Key kept across attempts (renewed after a throttle or a
-//     capacity refusal, which providers would replay for the same key);
+//     capacity refusal, which providers would replay for the same key; an
+//     endpoint that rewrites the model gets a key derived from it, as no
+//     key may go with two bodies). The caller's credentials go only to the
+//     origin the caller addressed: an endpoint elsewhere gets its own key
+//     or none, and its Set-Cookie and redirect Location are dropped, so the
+//     caller's http.Client neither stores its cookies under the caller's
+//     host nor follows it elsewhere with the caller's headers;
 //   - the answer is classified by package aierr. Success returns to the
 //     caller. An outage or capacity refusal counts against the breaker (an
 //     outage only) and fails over to the next endpoint at once; on the last
@@ -40,14 +46,16 @@
 // endpoint was skipped — an *UnavailableError that unwraps to each reason
 // (errors.Is(err, breaker.ErrOpen)) and carries the soonest RetryAfter.
 //
-// # Streams
+// # Budgets and streams
 //
-// For a streamed request, FirstByte bounds the time to the first byte of the
-// response body (the transport reads it before returning, so a silent
-// upstream fails over invisibly) and Idle bounds each wait for more; a
-// stalled stream ends with an error wrapping aierr.ErrStreamStalled. A
-// response body reports to the breaker when it ends: success at EOF, failure
-// on a read error or stall, nothing if the caller closes it early.
+// FirstByte bounds, for any request, the time from sending it to the first
+// byte of the response body, headers included (the transport reads that
+// byte before returning, so a silent upstream fails over invisibly and
+// counts against its breaker). For a streamed request Idle bounds each wait
+// for more; a stalled stream ends with an error wrapping
+// aierr.ErrStreamStalled. A response body reports to the breaker when it
+// ends: success at EOF, failure on a read error or stall, nothing if the
+// caller closes it early.
 //
 // The package uses only the standard library and Fusebox's library
 // packages.

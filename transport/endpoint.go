@@ -58,6 +58,7 @@ func newEndpoint(t *Transport, i int, e Endpoint, base *url.URL) (*endpoint, err
 	if e.Name == "" {
 		e.Name = base.Host
 	}
+	e.Header = canonicalClone(e.Header) // ours: the caller may change theirs
 	ep := &endpoint{Endpoint: e, index: i, base: base}
 	l := t.cfg.Limits
 	if e.Limits.set() {
@@ -104,26 +105,29 @@ func (ep *endpoint) url(suffix, rawQuery string) *url.URL {
 	return &u
 }
 
-// authorize sets the endpoint's key on h in the configured style, or in the
-// style h already uses.
-func (ep *endpoint) authorize(h http.Header) {
+// authStyle returns how ep sends its key: as configured, else in the style
+// the caller's headers h already use, else bearer.
+func (ep *endpoint) authStyle(h http.Header) string {
+	switch {
+	case ep.Auth != "":
+		return ep.Auth
+	case h.Get("X-Api-Key") != "":
+		return "x-api-key"
+	case h.Get("Api-Key") != "":
+		return "api-key"
+	}
+	return "bearer"
+}
+
+// authorize sets the endpoint's key on h (canonical keys) in style, after
+// removing every other key the caller's headers carry.
+func (ep *endpoint) authorize(h http.Header, style string) {
 	if ep.APIKey == "" {
 		return
 	}
-	style := ep.Auth
-	if style == "" {
-		switch {
-		case h.Get("X-Api-Key") != "":
-			style = "x-api-key"
-		case h.Get("Api-Key") != "":
-			style = "api-key"
-		default:
-			style = "bearer"
-		}
+	for _, k := range keyHeaders {
+		delete(h, k)
 	}
-	h.Del("Authorization")
-	h.Del("X-Api-Key")
-	h.Del("Api-Key")
 	switch style {
 	case "x-api-key":
 		h.Set("X-Api-Key", ep.APIKey)

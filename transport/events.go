@@ -46,7 +46,7 @@ type Attempt struct {
 	Verdict aierr.Verdict
 	Err     error
 	// Duration is from sending the request to its response headers (and,
-	// for a guarded stream, its first body byte).
+	// with a FirstByte budget or a streamed Idle one, its first body byte).
 	Duration time.Duration
 	// Next is what followed; Wait the pause before a Retry.
 	Next Next

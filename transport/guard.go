@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
 )
@@ -15,24 +16,27 @@ const (
 	expiredIdle
 )
 
-// guard enforces a streamed attempt's first-byte and idle budgets. Each
-// budget is a clock.AfterFunc that, when it fires, records which budget ran
-// out and cancels the attempt's context, which aborts the read in progress.
+// guard enforces an attempt's first-byte budget and, for a stream, its idle
+// budget. Each budget is a clock.AfterFunc that, when it fires, records
+// which budget ran out and cancels the attempt's context, which aborts the
+// round trip or the read in progress.
 type guard struct {
 	t       *Transport
 	ctx     context.Context
 	cancel  context.CancelFunc
 	expired atomic.Int32
+	// firstByteBudget and idleBudget are the budgets; 0: none.
+	firstByteBudget, idleBudget time.Duration
 
-	// mu guards the timers.
+	// mu guards the timers; firstByte is nil once the first byte is in.
 	mu        sync.Mutex
 	firstByte clock.Timer
 	idle      clock.Timer
 }
 
-func newGuard(parent context.Context, t *Transport) *guard {
+func newGuard(parent context.Context, t *Transport, firstByte, idle time.Duration) *guard {
 	ctx, cancel := context.WithCancel(parent)
-	return &guard{t: t, ctx: ctx, cancel: cancel}
+	return &guard{t: t, ctx: ctx, cancel: cancel, firstByteBudget: firstByte, idleBudget: idle}
 }
 
 func (g *guard) fire(kind int32) {
@@ -43,10 +47,21 @@ func (g *guard) fire(kind int32) {
 
 // armFirstByte starts the first-byte budget as the request is sent.
 func (g *guard) armFirstByte() {
-	if d := g.t.cfg.FirstByte; d > 0 {
+	if d := g.firstByteBudget; d > 0 {
 		g.mu.Lock()
-		g.firstByte = g.t.clk.AfterFunc(d, func() { g.fire(expiredFirstByte) })
+		g.firstByte = g.t.clk.AfterFunc(d, g.firstByteExpired)
 		g.mu.Unlock()
+	}
+}
+
+// firstByteExpired fires the first-byte budget unless the first byte came
+// in while the timer was firing: under mu, so that firstByteArrived's
+// answer stays true.
+func (g *guard) firstByteExpired() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.firstByte != nil {
+		g.fire(expiredFirstByte)
 	}
 }
 
@@ -54,17 +69,17 @@ func (g *guard) armFirstByte() {
 // budget ran out first: the attempt is already cancelled.
 func (g *guard) firstByteArrived() bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.firstByte != nil {
 		g.firstByte.Stop()
 		g.firstByte = nil
 	}
-	g.mu.Unlock()
 	return g.expired.Load() == expiredNone
 }
 
 // armIdle starts the idle budget before a read of the body.
 func (g *guard) armIdle() {
-	d := g.t.cfg.Idle
+	d := g.idleBudget
 	if d <= 0 {
 		return
 	}

@@ -29,6 +29,8 @@ type upstream struct {
 
 type seen struct {
 	path   string
+	query  string
+	host   string
 	header http.Header
 	body   string
 }
@@ -39,7 +41,8 @@ func newUpstream(t *testing.T, name string, handle func(w http.ResponseWriter, r
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		u.mu.Lock()
-		u.reqs = append(u.reqs, seen{path: r.URL.Path, header: r.Header.Clone(), body: string(body)})
+		u.reqs = append(u.reqs, seen{path: r.URL.Path, query: r.URL.RawQuery, host: r.Host,
+			header: r.Header.Clone(), body: string(body)})
 		n := len(u.reqs)
 		u.mu.Unlock()
 		u.handle(w, r, n)

@@ -81,14 +81,21 @@ func (t *Transport) Breakers() []breaker.Snapshot { return t.breakers.Snapshots(
 // RoundTrip sends req to the first endpoint able to answer it. See the
 // package documentation for the walk.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.URL.Host == "" {
+		if req.Body != nil {
+			req.Body.Close() // a RoundTripper closes the body, even on an error
+		}
+		return nil, errors.New("transport: no Host in request URL")
+	}
 	r, err := readRequest(req, t.cfg.MaxBodyBuffer)
 	if err != nil {
+		req.Body.Close()
 		return nil, err
 	}
 	w := walk{t: t, req: req, r: r}
 	w.ladder, w.suffix = t.ladder(req)
 	if req.Method == http.MethodPost && t.cfg.IdempotencyHeader != "-" {
-		w.idemKey = req.Header.Get(t.cfg.IdempotencyHeader)
+		w.idemKey = getFold(req.Header, t.cfg.IdempotencyHeader)
 		w.addKey = w.idemKey == ""
 		if w.addKey {
 			w.idemKey = newKey()

@@ -113,9 +113,12 @@ func (w *walk) attempt(ep *endpoint, n int, last bool) step {
 	}
 
 	w.n++
-	out, g := w.outgoing(ctx, ep, model)
+	out, g, cross := w.outgoing(ctx, ep, model)
 	start := w.t.now()
 	resp, err := w.t.cfg.Base.RoundTrip(out)
+	if err == nil && cross {
+		scrubResponse(resp)
+	}
 	a := answer{ep: ep, permit: permit, guard: g}
 	a.classify(w, resp, err)
 	dur := w.t.now() - start
@@ -168,28 +171,32 @@ func (w *walk) admit(ctx context.Context, ep *endpoint, model string, p breaker.
 }
 
 // outgoing builds the request for ep: its URL, model, credentials, headers
-// and idempotency key, with a stream guard when one applies.
-func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (*http.Request, *guard) {
-	var g *guard
-	if w.r.Stream && (w.t.cfg.FirstByte > 0 || w.t.cfg.Idle > 0) {
-		g = newGuard(ctx, w.t)
+// and idempotency key, with a guard when a budget applies. cross says ep is
+// on another origin than the caller's URL.
+func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (out *http.Request, g *guard, cross bool) {
+	cfg := &w.t.cfg
+	idle := time.Duration(0)
+	if w.r.Stream {
+		idle = cfg.Idle // a plain answer's body is not paced
+	}
+	if cfg.FirstByte > 0 || idle > 0 {
+		g = newGuard(ctx, w.t, cfg.FirstByte, idle)
 		ctx = g.ctx
 	}
-	out := w.req.WithContext(ctx) // a shallow copy: headers are copied below if changed
+	out = w.req.WithContext(ctx) // a shallow copy: the URL and headers are copied below if changed
 	if ep.index >= 0 && !w.home(ep) {
 		out.URL = ep.url(w.suffix, w.req.URL.RawQuery)
 		out.Host = ""
 	}
-	if ep.APIKey != "" || len(ep.Header) > 0 || w.addKey {
-		out.Header = w.req.Header.Clone()
-		for k, v := range ep.Header {
-			out.Header[k] = v
-		}
-		ep.authorize(out.Header)
-		if w.addKey {
-			out.Header.Set(w.t.cfg.IdempotencyHeader, w.idemKey)
+	cross = !sameOrigin(out.URL, w.req.URL)
+	if cross || ep.APIKey != "" {
+		if q := withoutParam(out.URL.RawQuery, keyParam); q != out.URL.RawQuery {
+			u := *out.URL // maybe the caller's
+			u.RawQuery = q
+			out.URL = &u
 		}
 	}
+	out.Header = w.header(ep, cross, model)
 	if w.r.body != nil {
 		body := w.r.body
 		if ep.Model != "" {
@@ -208,7 +215,37 @@ func (w *walk) outgoing(ctx context.Context, ep *endpoint, model string) (*http.
 	if g != nil {
 		g.armFirstByte()
 	}
-	return out, g
+	return out, g, cross
+}
+
+// header returns the headers of the attempt on ep: the caller's, without
+// its credentials when ep is on another origin (cross), then ep's Header,
+// ep's key in place of the caller's, and the idempotency key. With nothing
+// to change it returns the caller's own map.
+func (w *walk) header(ep *endpoint, cross bool, model string) http.Header {
+	key := w.idemKey
+	if key != "" && ep.Model != "" && w.r.Model != nil && string(w.r.Model) != ep.Model {
+		key = bodyKey(key, model) // the body is rewritten: not the key of the caller's body
+	}
+	setKey := key != "" && (w.addKey || key != w.idemKey)
+	if !cross && ep.APIKey == "" && len(ep.Header) == 0 && !setKey && w.req.Header != nil {
+		return w.req.Header
+	}
+	h := canonicalClone(w.req.Header)
+	style := ep.authStyle(h) // read before the caller's credentials go
+	if cross {
+		for _, k := range credentialHeaders {
+			delete(h, k)
+		}
+	}
+	for k, v := range ep.Header {
+		h[k] = v[:len(v):len(v)] // an Add appends to a copy, never to the config's
+	}
+	ep.authorize(h, style)
+	if setKey {
+		h.Set(w.t.cfg.IdempotencyHeader, key)
+	}
+	return h
 }
 
 // home reports whether ep is the endpoint the request's URL already points
