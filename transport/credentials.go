@@ -3,6 +3,7 @@ package transport
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -52,7 +53,22 @@ func canonicalClone(h http.Header) http.Header {
 	c := make(http.Header, len(h)+2)
 	for k, vv := range h {
 		ck := http.CanonicalHeaderKey(k)
-		c[ck] = append(c[ck][:len(c[ck]):len(c[ck])], vv...)
+		if ck == k {
+			c[ck] = append(c[ck][:len(c[ck]):len(c[ck])], vv...)
+		}
+	}
+	// Keys spelled otherwise follow the canonical one, in a fixed order,
+	// so the values of one header always come in the same order.
+	var odd []string
+	for k := range h {
+		if http.CanonicalHeaderKey(k) != k {
+			odd = append(odd, k)
+		}
+	}
+	slices.Sort(odd)
+	for _, k := range odd {
+		ck := http.CanonicalHeaderKey(k)
+		c[ck] = append(c[ck][:len(c[ck]):len(c[ck])], h[k]...)
 	}
 	return c
 }
