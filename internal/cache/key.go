@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Scope says who may share a cached answer.
@@ -75,7 +77,7 @@ var ignored = map[string]bool{
 
 // keyVersion starts the hashed text, so a change to the normalisation can
 // be made never to collide with entries keyed the old way.
-const keyVersion = "fusebox-cache-key-v1\x00"
+const keyVersion = "fusebox-cache-key-v2\x00" // v2: invalid strings kept exactly
 
 // Key returns the cache key of an OpenAI chat completion request body sent
 // to alias by client.
@@ -92,6 +94,13 @@ const keyVersion = "fusebox-cache-key-v1\x00"
 // numbers kept as written (1 and 1.0 are different keys). So two bodies
 // that differ only in key order, whitespace, escaping or streaming share a
 // key.
+//
+// A string (key or value) that is not valid UTF-8 or has a lone surrogate
+// escape ("\ud800") is kept exactly as written, marked so that it never
+// matches a valid string: decoding would turn every such byte or escape
+// into U+FFFD, and prompts that differ only there would share a key while
+// an upstream may read them differently. Only valid strings are
+// normalised: "é" and "\u00e9" share a key, "\ud800" and "\ud801" do not.
 //
 // client is part of the key only when scope is ScopeClient. Key returns
 // ErrInvalidBody when body is not a JSON object. It is safe for
@@ -125,10 +134,24 @@ type canon struct {
 }
 
 // member is an object member: its canonical key (without quotes) and the
-// span of its value in the source.
+// span of its value in the source. A raw key is one that is not a valid
+// string, kept as written (still escaped); raw keys sort after the others
+// and never equal one.
 type member struct {
 	key        []byte
+	raw        bool
 	start, end int
+}
+
+// compare orders members by kind, then key.
+func (m member) compare(o member) int {
+	if m.raw != o.raw {
+		if m.raw {
+			return 1
+		}
+		return -1
+	}
+	return bytes.Compare(m.key, o.key)
 }
 
 var canonPool = sync.Pool{New: func() any { return &canon{buf: make([]byte, 0, 4096)} }}
@@ -165,13 +188,14 @@ func (c *canon) object(b []byte, i int, top bool) {
 	for b[i] != '}' {
 		kend := skipString(b, i)
 		key := b[i+1 : kend-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		raw := !exactString(key)
+		if !raw && bytes.IndexByte(key, '\\') >= 0 {
 			key = unescape(b[i:kend])
 		}
 		vstart := skipSpace(b, skipSpace(b, kend)+1) // past the colon
 		vend := skipValue(b, vstart)
-		if !top || !ignored[string(key)] {
-			c.members = append(c.members, member{key, vstart, vend})
+		if raw || !top || !ignored[string(key)] {
+			c.members = append(c.members, member{key, raw, vstart, vend})
 		}
 		i = skipSpace(b, vend)
 		if b[i] == ',' {
@@ -179,19 +203,23 @@ func (c *canon) object(b []byte, i int, top bool) {
 		}
 	}
 	ms := c.members[base:]
-	slices.SortStableFunc(ms, func(x, y member) int { return bytes.Compare(x.key, y.key) })
+	slices.SortStableFunc(ms, member.compare)
 	c.buf = append(c.buf, '{')
 	first := true
 	for k := base; k < len(c.members); k++ {
 		m := c.members[k]
-		if k+1 < len(c.members) && bytes.Equal(m.key, c.members[k+1].key) {
+		if k+1 < len(c.members) && m.compare(c.members[k+1]) == 0 {
 			continue // a later duplicate wins
 		}
 		if !first {
 			c.buf = append(c.buf, ',')
 		}
 		first = false
-		c.buf = appendString(c.buf, m.key)
+		if m.raw {
+			c.buf = appendRaw(c.buf, m.key)
+		} else {
+			c.buf = appendString(c.buf, m.key)
+		}
 		c.buf = append(c.buf, ':')
 		c.value(b, m.start) // may grow c.members past len; re-read by index
 	}
@@ -219,12 +247,83 @@ func (c *canon) array(b []byte, i int) {
 // in canonical form.
 func appendCanonString(dst, raw []byte) []byte {
 	inner := raw[1 : len(raw)-1]
+	if !exactString(inner) {
+		return appendRaw(dst, inner)
+	}
 	if bytes.IndexByte(inner, '\\') < 0 {
 		// Valid JSON holds no quote or control byte unescaped, so the
 		// literal is already canonical.
 		return append(dst, raw...)
 	}
 	return appendString(dst, unescape(raw))
+}
+
+// rawTag starts a string kept as written. Canonical text has no other NUL
+// byte: strings write control bytes escaped, and valid JSON has none
+// outside strings.
+const rawTag = 0
+
+// appendRaw appends the string content s (still escaped) exactly, tagged
+// and length-prefixed so it cannot run into what follows.
+func appendRaw(dst, s []byte) []byte {
+	dst = append(dst, rawTag)
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// exactString reports whether the content s of a string literal that
+// json.Valid accepted decodes without repair: it is valid UTF-8 and every
+// surrogate escape is half of a pair. encoding/json reads anything else as
+// U+FFFD, losing the difference between "\ud800" and "\ud801".
+func exactString(s []byte) bool {
+	if bytes.IndexByte(s, '\\') < 0 {
+		return utf8.Valid(s)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			i += size - 1
+		case c == '\\':
+			i++
+			if s[i] != 'u' {
+				continue
+			}
+			r := hex4(s[i+1:])
+			i += 4
+			if !utf16.IsSurrogate(r) {
+				continue
+			}
+			if r >= 0xdc00 || i+6 >= len(s) || s[i+1] != '\\' || s[i+2] != 'u' {
+				return false
+			}
+			if lo := hex4(s[i+3:]); lo < 0xdc00 || lo > 0xdfff {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+// hex4 reads four hex digits that json.Valid accepted.
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // unescape decodes a JSON string literal that json.Valid accepted.

@@ -121,3 +121,80 @@ func TestScope(t *testing.T) {
 		t.Error("ParseScope(nobody) gave no error")
 	}
 }
+
+// TestKeyInvalidStringsExact: strings that decoding would repair to U+FFFD
+// (invalid UTF-8, lone surrogates) are keyed as written, so prompts that
+// differ only there never share an answer; valid spellings of the same
+// string still do.
+func TestKeyInvalidStringsExact(t *testing.T) {
+	prompt := func(content string) string {
+		return `{"model":"smart","messages":[{"role":"user","content":"` + content + `"}]}`
+	}
+	differ := [][2]string{
+		{`\ud800`, `\ud801`},
+		{`\ud800`, `\ufffd`},
+		{`\udc00`, `\ud800`},
+		{`\ud800`, "\ufffd"},
+		{`a\ud83dz`, `a\ud83ez`},         // high surrogates not followed by a low one
+		{`\ud83d\u0041`, `\ud83e\u0041`}, // a high surrogate followed by another escape
+		{"hi\xff\\n", "hi\xfe\\n"},       // invalid bytes next to an escape
+		{"hi\xff", "hi\xfe"},             // invalid bytes alone
+		{"hi\xff", "hi\ufffd"},           // an invalid byte is not U+FFFD
+		{"\xed\xa0\x80", "\xed\xa0\x81"}, // surrogates encoded in UTF-8 (CESU-8)
+		{"\xc1\xa5", "e"},                // an overlong encoding
+		{`\ud800`, `\\ud800`},            // an escaped backslash is text
+	}
+	for _, d := range differ {
+		if mustKey(t, "smart", ScopeClient, "web", prompt(d[0])) == mustKey(t, "smart", ScopeClient, "web", prompt(d[1])) {
+			t.Errorf("%q and %q share a key", d[0], d[1])
+		}
+	}
+	same := [][2]string{
+		{"é", `\u00e9`},
+		{"é", `\u00E9`},
+		{"😀", `\ud83d\ude00`},
+		{"😀", `\uD83D\uDE00`},
+		{"\ufffd", `\ufffd`},
+		{`a\/b`, "a/b"},
+	}
+	for _, s := range same {
+		if mustKey(t, "smart", ScopeClient, "web", prompt(s[0])) != mustKey(t, "smart", ScopeClient, "web", prompt(s[1])) {
+			t.Errorf("%q and %q have different keys", s[0], s[1])
+		}
+	}
+	// Keys too: two invalid keys are two members, and an invalid key never
+	// equals a valid one, whatever it decodes to.
+	keyed := func(k string) KeyHash {
+		return mustKey(t, "smart", ScopeClient, "web", `{"messages":[],"`+k+`":1}`)
+	}
+	for _, d := range [][2]string{{`\ud800`, `\ud801`}, {"a\xff", "a\xfe"}, {`\ud800`, `\ufffd`}, {`\u0000\\ud800`, `\ud800`}} {
+		if keyed(d[0]) == keyed(d[1]) {
+			t.Errorf("keys %q and %q share a key", d[0], d[1])
+		}
+	}
+	if mustKey(t, "smart", ScopeClient, "web", `{"messages":[],"\ud800":1,"\ud801":1}`) ==
+		mustKey(t, "smart", ScopeClient, "web", `{"messages":[],"\ud801":1}`) {
+		t.Error("two invalid keys merged as duplicates")
+	}
+	if keyed(`t\u0065mperature`) != keyed("temperature") {
+		t.Error("an escaped valid key is not its plain spelling")
+	}
+	// An invalid top-level key is never one of the ignored fields.
+	if mustKey(t, "smart", ScopeClient, "web", `{"messages":[],"us\ud800er":"a"}`) ==
+		mustKey(t, "smart", ScopeClient, "web", `{"messages":[],"us\ud800er":"b"}`) {
+		t.Error("an invalid key was dropped as if it were user")
+	}
+}
+
+func TestExactString(t *testing.T) {
+	for s, want := range map[string]bool{
+		``: true, `abc`: true, `\n\"\\`: true, `é`: true, `\u00e9`: true, `\ud83d\ude00`: true, `\ufffd`: true,
+		`\\ud800`: true, `x\\\ud83d\ude00`: true,
+		`\ud800`: false, `\udc00`: false, `\ud800\u0041`: false, `\ud800\ud800`: false, `\ud83d\n`: false,
+		"\xff": false, "a\xffb": false, "\xff\\n": false, "\xed\xa0\x80": false, `x\\\ud800`: false, `\ud800x`: false,
+	} {
+		if got := exactString([]byte(s)); got != want {
+			t.Errorf("exactString(%q) = %v; want %v", s, got, want)
+		}
+	}
+}

@@ -94,6 +94,9 @@ func (c *Config) setDefaults() {
 		if !l.has(path + ".auth_rest") {
 			p.AuthRest = DefaultAuthRest
 		}
+		if !l.has(path + ".price.cached_input") {
+			p.Price.CachedInput = p.Price.Input
+		}
 		c.Providers[name] = p
 	}
 	// Aliases inherit the breaker block as written, then fill what is

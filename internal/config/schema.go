@@ -109,6 +109,11 @@ type Provider struct {
 	Limits Limits `yaml:"limits"`
 	// Overrides change how this provider's answers are classified.
 	Overrides Overrides `yaml:"overrides"`
+	// Price is the price of a request that names this provider directly
+	// ("provider/model" as its model); aliases price their own targets.
+	// Default: none, and a client with a budget may then not make such
+	// requests (they could not be counted against it).
+	Price Price `yaml:"price"`
 	// AuthRest is how long a key refused with a 401 or 403, or a quota
 	// error, stays out of the rotation; a target's own keys included. Must
 	// be above 0. Default: 5m.

@@ -44,6 +44,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 			Limits: router.Limits{RequestsPerMinute: float64(p.Limits.RPM), TokensPerMinute: float64(p.Limits.TPM),
 				MaxInFlight: p.Limits.MaxInFlight, MaxWait: p.Limits.MaxWait},
 			Classifier: &aierr.Classifier{Overrides: p.Overrides.Settings()},
+			Price:      router.Price{Input: p.Price.Input, Output: p.Price.Output, CachedInput: p.Price.CachedInput},
 			AuthRest:   p.AuthRest, AuthProbe: p.AuthProbe,
 			Fingerprint: config.Fingerprint(p),
 		})

@@ -141,6 +141,12 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			return
 		}
 		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
+		if c != nil && c.budget != nil && alias.Direct && alias.Price(alias.Targets[0]) == (router.Price{}) {
+			x.error(http.StatusForbidden, "invalid_request_error", "model_not_priced", "model",
+				"The model `"+model+"` has no price in the Fusebox configuration (providers."+alias.Targets[0].Provider+
+					".price), so it cannot be counted against your key's budget. Use a configured model alias.")
+			return
+		}
 		if c != nil {
 			x.client, x.clientRef = c.name, c
 			if !x.checkBudget(c) || !x.paced(c, f.Tokens(len(body))) {

@@ -126,14 +126,18 @@ func New(s Settings) *Transport {
 }
 
 // conn is one connection with its buffers. lr sits under br so that a
-// response head can be bounded without bounding the body.
+// response head can be bounded without bounding the body; w sits under bw
+// to tell the connection's write errors from the request body's.
 type conn struct {
 	nc     net.Conn
 	lr     limitedReader
 	br     *bufio.Reader
+	w      errWriter
 	bw     *bufio.Writer
 	key    string
 	idleAt time.Time
+	tls    bool   // nc is a *tls.Conn
+	peeker peeker // looks at the socket under nc while it is idle
 }
 
 // limitedReader reads from a connection, counting the bytes, and fails
@@ -162,13 +166,31 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// errWriter writes to a connection and keeps its first error: net/http's
+// request writer reports any error under a body copy as the body's.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // RoundTrip sends req and returns the response, or an error if no response
 // came. The body is read from the connection as the caller reads it.
 //
-// A request on a reused connection that the server had already closed is
-// sent again on a new connection when it can be replayed: it has a GetBody
-// (or no body) and an idempotent method or an Idempotency-Key header, as
-// net/http does.
+// An idle connection that its server wrote to or closed while it sat in
+// the pool is dropped before it is used (see stale). A request on a reused
+// connection that the server closed before answering, or answered with a
+// 408 Request Timeout as servers do when they close idle connections, is
+// sent again on a new connection when it can be replayed: it has a
+// GetBody (or no body) and an idempotent method or an Idempotency-Key
+// header. Otherwise the error, or the 408, is the answer.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		closeBody(req)
@@ -190,15 +212,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
-		resp, err := t.exchange(ctx, c, req)
-		if err == nil {
+		resp, idle408, err := t.exchange(ctx, c, req)
+		switch {
+		case err == nil && !(reused && idle408 && replayable(req)):
 			return resp, nil
-		}
-		if !reused || !errors.Is(err, errNothingRead) || !replayable(req) || ctx.Err() != nil {
+		case err == nil:
+			// The server timed the connection out as we sent the
+			// request: it says it did not take the request.
+			resp.Body.Close()
+			err = errIdle408
+		case !reused || !errors.Is(err, errNothingRead) || !replayable(req) || ctx.Err() != nil:
 			return nil, err
 		}
-		// The server closed the idle connection before reading the
-		// request: send it again on a fresh one.
+		// The server closed or timed out the connection before it took
+		// the request: send it again on another one.
 		if req.GetBody != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
@@ -213,53 +240,86 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // errNothingRead marks a failure before any byte of an answer arrived.
 var errNothingRead = errors.New("h1: connection closed before any response")
 
-// exchange writes req on c and reads the response head.
-func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, error) {
+// errIdle408 is the error when a 408 on a reused connection could not be
+// retried because the request body could not be had again.
+var errIdle408 = errors.New("h1: server timed out the reused connection (408)")
+
+// exchange writes req on c and reads the response head. idle408 reports
+// that the answer is a 408 with no informational answer before it: on a
+// reused connection, most likely the server's goodbye to an idle
+// connection crossing our request, as the 408 comes before any sign that
+// the request was read.
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (resp *http.Response, idle408 bool, err error) {
 	// Cancelling the context unblocks the reads and writes below, and the
 	// body's later reads, by expiring the connection's deadline; nothing
 	// runs until it fires.
 	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*http.Response, bool, error) {
 		stop()
 		c.nc.Close()
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return nil, false, context.Cause(ctx)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	if err := req.Write(c.bw); err != nil {
-		return fail(nothingRead(err))
-	}
-	if err := c.bw.Flush(); err != nil {
+	early, err := c.send(req)
+	if err != nil && !early {
 		return fail(nothingRead(err))
 	}
 	if _, err := c.br.Peek(1); err != nil {
 		return fail(nothingRead(err))
 	}
-	// The head may take maxHeader bytes. The reader under the buffer
-	// stops a runaway head; the exact count is checked after parsing,
-	// since the buffer also reads ahead into the body.
+	resp, idle408, err = t.readHead(c, req)
+	if err != nil {
+		return fail(err)
+	}
+	keep := !resp.Close && !req.Close && !early
+	resp.Body = &body{ctx: ctx, rc: resp.Body, c: c, t: t, stop: stop, keep: keep}
+	return resp, idle408, nil
+}
+
+// send writes req on c. When the connection fails under the write, the
+// server may have answered and closed before reading the whole request,
+// as servers do when they refuse one (a 413, a 401): early reports that
+// bytes of an answer are waiting. net/http's Transport returns that answer
+// or the write error, whichever its two goroutines see first.
+func (c *conn) send(req *http.Request) (early bool, err error) {
+	c.w.err = nil
+	err = req.Write(c.bw)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err == nil || c.w.err == nil {
+		return false, err // sent, or reading the request's body failed
+	}
+	// The server is gone, so the read does not wait for it: what it
+	// sent is already here.
+	_, perr := c.br.Peek(1)
+	return perr == nil, c.w.err
+}
+
+// readHead reads the head of the answer to req, skipping informational
+// answers other than 101, within maxHeader bytes. idle408 is as for
+// exchange.
+func (t *Transport) readHead(c *conn, req *http.Request) (resp *http.Response, idle408 bool, err error) {
+	// The reader under the buffer stops a runaway head; the exact count
+	// is checked after parsing, since the buffer also reads ahead into
+	// the body.
 	start := c.lr.n - int64(c.br.Buffered())
 	c.lr.limited, c.lr.left = true, t.maxHeader+int64(c.br.Size())-int64(c.br.Buffered())
-	var resp *http.Response
-	for {
-		var err error
+	defer func() { c.lr.limited = false }()
+	for interim := 0; ; interim++ {
 		resp, err = http.ReadResponse(c.br, req)
 		if c.lr.limited && c.lr.left <= 0 || c.lr.n-int64(c.br.Buffered())-start > t.maxHeader {
 			err = errHeaderTooLong
 		}
 		if err != nil {
-			return fail(err)
+			return nil, false, err
 		}
-		// 1xx answers other than 101 come before the real one.
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
+			return resp, interim == 0 && resp.StatusCode == http.StatusRequestTimeout, nil
 		}
 	}
-	c.lr.limited = false
-	keep := !resp.Close && !req.Close
-	resp.Body = &body{ctx: ctx, rc: resp.Body, c: c, t: t, stop: stop, keep: keep}
-	return resp, nil
 }
 
 func nothingRead(err error) error { return fmt.Errorf("%w: %w", errNothingRead, err) }
@@ -312,25 +372,21 @@ func (b *body) finish(whole bool) {
 	b.c.nc.Close()
 }
 
-// get returns an idle connection to key, or dials one.
+// get returns an idle connection to key that its server has left alone,
+// or dials one.
 func (t *Transport) get(ctx context.Context, key string, u *url.URL) (c *conn, reused bool, err error) {
-	now := t.clk.Now()
-	t.mu.Lock()
-	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
-		c := list[len(list)-1]
-		list[len(list)-1] = nil
-		t.idle[key] = list[:len(list)-1]
-		if now.Sub(c.idleAt) < t.idleTimeout {
-			t.mu.Unlock()
+	for c := t.takeIdle(key); c != nil; c = t.takeIdle(key) {
+		if !c.stale() {
 			return c, true, nil
 		}
 		c.nc.Close()
 	}
-	t.mu.Unlock()
 	nc, err := t.dial(ctx, "tcp", canonicalAddr(u))
 	if err != nil {
 		return nil, false, err
 	}
+	c = &conn{key: key}
+	c.peeker.init(nc)
 	if u.Scheme == "https" {
 		cfg := t.tls
 		if cfg.ServerName == "" {
@@ -342,12 +398,30 @@ func (t *Transport) get(ctx context.Context, key string, u *url.URL) (c *conn, r
 			nc.Close()
 			return nil, false, err
 		}
-		nc = tc
+		nc, c.tls = tc, true
 	}
-	c = &conn{nc: nc, key: key, bw: bufio.NewWriterSize(nc, 8<<10)}
-	c.lr.r = nc
+	c.nc, c.w.w, c.lr.r = nc, nc, nc
+	c.bw = bufio.NewWriterSize(&c.w, 8<<10)
 	c.br = bufio.NewReaderSize(&c.lr, 16<<10)
 	return c, false, nil
+}
+
+// takeIdle takes the most recently used idle connection to key from the
+// pool, closing the expired ones on the way; nil if there is none.
+func (t *Transport) takeIdle(key string) *conn {
+	now := t.clk.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		t.idle[key] = list[:len(list)-1]
+		if now.Sub(c.idleAt) < t.idleTimeout {
+			return c
+		}
+		c.nc.Close()
+	}
+	return nil
 }
 
 // put keeps c for reuse.

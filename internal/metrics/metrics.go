@@ -145,6 +145,9 @@ func (m *Metrics) Hooks(s *router.Spec) {
 	s.OnTransition = func(t breaker.Transition) {
 		m.transitions.WithLabelValues(t.Name, t.From.String(), t.To.String()).Inc()
 	}
+	s.OnRemove = func(t *router.Target) {
+		m.Forget([]string{t.Name}, func(x *router.Target) bool { return x != t })
+	}
 }
 
 // Watch registers the collector that reads the targets of the router in

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,14 @@ type Spec struct {
 	// Direct is the alias settings for a request naming "provider/model"
 	// directly (its Name and Targets are ignored).
 	Direct AliasSpec
+	// MaxDirect bounds the "provider/model" targets made for such
+	// requests, so that a client naming models at random cannot grow the
+	// router (breakers, metrics series) without end: past it, the one
+	// least recently used that no configured alias lists and no attempt
+	// is using is removed. 0: 256.
+	MaxDirect int
+	// OnRemove, if set, is told of each target removed that way.
+	OnRemove func(*Target)
 	// OnKeyDisabled, if set, is told when a key leaves the rotation after
 	// an auth or quota refusal, so the operator hears of it.
 	OnKeyDisabled func(KeyEvent)
@@ -65,6 +74,9 @@ type ProviderSpec struct {
 	Keys       []string
 	Limits     Limits
 	Classifier *aierr.Classifier
+	// Price is the price of a "provider/model" request to this provider
+	// (configured aliases price their targets themselves).
+	Price Price
 	// AuthRest is how long a key refused with Auth or Quota stays out.
 	// 0: 5 minutes.
 	AuthRest time.Duration
@@ -223,6 +235,8 @@ type Router struct {
 	onProbe      func(*Target, aierr.Verdict)
 	providers    map[string]*provider
 	direct       AliasSpec
+	maxDirect    int
+	onRemove     func(*Target)
 	sticky       *sticky
 	keep         *Router // the router replaced, while New runs
 
@@ -246,6 +260,8 @@ type Alias struct {
 	hedges   *retry.Budget // nil: no hedging
 	// Direct is true for an alias made for a "provider/model" request.
 	Direct bool
+	// used is when a direct alias was last looked up (stopwatch ns).
+	used atomic.Int64
 }
 
 // Price returns the price of the alias's i-th target.
@@ -280,6 +296,8 @@ func New(s Spec) (*Router, error) {
 		onProbe:      s.OnProbe,
 		providers:    map[string]*provider{},
 		direct:       s.Direct,
+		maxDirect:    cmp.Or(s.MaxDirect, 256),
+		onRemove:     s.OnRemove,
 		sticky:       newSticky(),
 		targets:      map[string]*Target{},
 		aliases:      map[string]*Alias{},
@@ -303,7 +321,7 @@ func New(s Spec) (*Router, error) {
 			keys = []string{""}
 		}
 		pr := &provider{name: p.Name, up: p.Upstream, classifier: p.Classifier, limits: p.Limits, fp: p.Fingerprint,
-			authRest: cmp.Or(p.AuthRest, 5*time.Minute), authProbe: p.AuthProbe}
+			authRest: cmp.Or(p.AuthRest, 5*time.Minute), authProbe: p.AuthProbe, price: p.Price}
 		if pr.classifier == nil {
 			pr.classifier = &aierr.Classifier{}
 		}
@@ -334,15 +352,18 @@ func (r *Router) keepDirect() {
 		}
 	}
 	r.keep.mu.RUnlock()
-	for _, a := range old {
+	slices.SortFunc(old, func(a, b *Alias) int { return cmp.Compare(b.used.Load(), a.used.Load()) })
+	for _, a := range old[:min(len(old), r.maxDirect)] { // the most recently used
 		t := a.Targets[0]
 		if _, taken := r.aliases[a.Name]; taken || r.providers[t.Provider] == nil {
 			continue
 		}
 		spec := r.direct
 		spec.Name = a.Name
-		spec.Targets = []TargetSpec{{Provider: t.Provider, Model: t.Model}}
-		r.addAlias(spec, true)
+		spec.Targets = []TargetSpec{{Provider: t.Provider, Model: t.Model, Price: r.providers[t.Provider].price}}
+		if n, err := r.addAlias(spec, true); err == nil {
+			n.used.Store(a.used.Load())
+		}
 	}
 }
 
@@ -525,6 +546,9 @@ func (r *Router) Lookup(model string) (*Alias, bool) {
 	a, ok := r.aliases[model]
 	r.mu.RUnlock()
 	if ok {
+		if a.Direct {
+			a.used.Store(r.now())
+		}
 		return a, true
 	}
 	prov, m, found := strings.Cut(model, "/")
@@ -539,11 +563,59 @@ func (r *Router) Lookup(model string) (*Alias, bool) {
 	if a, ok := r.aliases[model]; ok {
 		return a, true
 	}
+	r.evictDirect()
 	spec := r.direct
 	spec.Name = model
-	spec.Targets = []TargetSpec{{Provider: prov, Model: m}}
+	spec.Targets = []TargetSpec{{Provider: prov, Model: m, Price: r.providers[prov].price}}
 	a, err := r.addAlias(spec, true)
-	return a, err == nil
+	if err != nil {
+		return nil, false
+	}
+	a.used.Store(r.now())
+	return a, true
+}
+
+// evictDirect makes room for one more direct alias: while there are
+// maxDirect or more, it removes the least recently used one whose target
+// no configured alias lists and no attempt is using. r.mu is held.
+func (r *Router) evictDirect() {
+	for {
+		var oldest *Alias
+		n := 0
+		for _, a := range r.aliases {
+			if !a.Direct {
+				continue
+			}
+			n++
+			if r.removable(a) && (oldest == nil || a.used.Load() < oldest.used.Load()) {
+				oldest = a
+			}
+		}
+		if n < r.maxDirect || oldest == nil {
+			return
+		}
+		delete(r.aliases, oldest.Name)
+		t := oldest.Targets[0]
+		delete(r.targets, t.Name)
+		if r.onRemove != nil {
+			r.onRemove(t)
+		}
+	}
+}
+
+// removable reports whether direct alias a's target can go: no attempt
+// is using it and no configured alias lists it. r.mu is held.
+func (r *Router) removable(a *Alias) bool {
+	t := a.Targets[0]
+	if t.InFlight() > 0 {
+		return false
+	}
+	for _, o := range r.aliases {
+		if !o.Direct && slices.Contains(o.Targets, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // Aliases returns the configured aliases (not the direct ones), by name.

@@ -150,6 +150,8 @@ type provider struct {
 	// authRest is how long a refused key stays out; authProbe, if set,
 	// how often a refused key is checked.
 	authRest, authProbe time.Duration
+	// price is that of its "provider/model" requests.
+	price Price
 }
 
 // Key is one API key of a provider. An auth refusal on a key takes only
