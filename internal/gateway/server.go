@@ -101,8 +101,13 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "",
-			"Unknown request URL: "+r.Method+" "+r.URL.Path+". Fusebox serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models.")
+		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path +
+			". Fusebox serves POST /v1/chat/completions, POST /v1/messages, POST /v1/embeddings and GET /v1/models."
+		if anthropicPath(r.URL.Path) {
+			writeAnthropicError(w, http.StatusNotFound, msg)
+			return
+		}
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "", msg)
 	})
 	return s, nil
 }
@@ -146,23 +151,40 @@ func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request)
 	if len(st.clients) == 0 {
 		return nil, true
 	}
-	key := r.Header.Get("X-Api-Key")
-	if a := r.Header.Get("Authorization"); key == "" && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		key = a[7:]
+	// Either header may carry the key (SDKs send one, proxies may add the
+	// other): whichever holds a valid key wins.
+	found := st.client(r.Header.Get("X-Api-Key"))
+	if a := r.Header.Get("Authorization"); found == nil && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		found = st.client(a[7:])
 	}
-	var found *client
-	for i := range st.clients {
-		// Every key is compared, in constant time, so timing tells nothing.
-		if subtle.ConstantTimeCompare([]byte(key), st.clients[i].key) == 1 {
-			found = &st.clients[i]
+	if found == nil {
+		const msg = "Incorrect or missing API key. Send a Fusebox client key as Authorization: Bearer <key> or x-api-key."
+		if anthropicPath(r.URL.Path) {
+			writeAnthropicError(w, http.StatusUnauthorized, msg)
+		} else {
+			writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
 		}
-	}
-	if key == "" || found == nil {
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
-			"Incorrect or missing API key. Send a Fusebox client key as Authorization: Bearer <key> or x-api-key.")
 		return nil, false
 	}
 	return found, true
+}
+
+// client returns the client whose key is key, or nil. Every key is
+// compared, in constant time, so timing tells nothing.
+func (st *state) client(key string) *client {
+	var found *client
+	for i := range st.clients {
+		if subtle.ConstantTimeCompare([]byte(key), st.clients[i].key) == 1 && key != "" {
+			found = &st.clients[i]
+		}
+	}
+	return found
+}
+
+// anthropicPath reports a path of Anthropic's API, whose errors are in
+// Anthropic's shape.
+func anthropicPath(path string) bool {
+	return path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/")
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {

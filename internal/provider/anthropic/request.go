@@ -3,7 +3,9 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,13 +364,62 @@ func (t *translator) choice() error {
 // decode unmarshals a field's value, naming the field on failure.
 func decode(field string, raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
-		msg := err.Error()
-		if ute, ok := err.(*json.UnmarshalTypeError); ok {
-			msg = "want " + ute.Type.String() + ", got JSON " + ute.Value
-		}
-		return badValue(field, CodeInvalidValue, msg)
+		return badValue(field, CodeInvalidValue, jsonProblem(err))
 	}
 	return nil
+}
+
+// jsonProblem says what is wrong with a JSON value in JSON's words, never
+// Go's ("want an array, got a number", not "[]map[string]interface {}").
+func jsonProblem(err error) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return "want " + jsonKind(ute.Type) + ", got " + article(ute.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "not valid JSON at offset " + strconv.FormatInt(se.Offset, 10)
+	}
+	return "not valid JSON"
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another type"
+}
+
+// article puts "a" or "an" before encoding/json's name of a JSON value's
+// type (string, number, bool, array, object, null).
+func article(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	case "null":
+		return "null"
+	}
+	if strings.HasPrefix(v, "number") {
+		return "a number"
+	}
+	return "a " + v
 }
 
 func isNull(raw json.RawMessage) bool {

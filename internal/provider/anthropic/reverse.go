@@ -32,7 +32,7 @@ import (
 func FromMessagesRequest(body []byte) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, &RequestError{Code: CodeInvalidValue, Message: "the request body is not a JSON object: " + err.Error()}
+		return nil, &RequestError{Code: CodeInvalidValue, Message: "the request body is not a JSON object: " + jsonProblem(err)}
 	}
 	out := map[string]any{}
 	var msgs []map[string]any
