@@ -107,7 +107,7 @@ func TestDemoRunsAndStops(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	s := out.String()
-	for _, want := range []string{"/dashboard?token=", "/metrics", "outage cycle 1 begins", "done: requests", "errors seen by clients 0", "served by: primary"} {
+	for _, want := range []string{"/dashboard#token=", "/metrics", "outage cycle 1 begins", "done: requests", "errors seen by clients 0", "served by: primary"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)
 		}

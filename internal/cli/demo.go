@@ -159,7 +159,7 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	fmt.Fprintf(out, "  every %v: primary answers 503 from %v to %v; secondary throttles half its calls from %v to %v\n",
 		o.cycle, o.cycle/4, o.cycle*55/100, o.cycle*40/100, o.cycle*65/100)
 	fmt.Fprintf(out, "  API        %s/v1   (try: curl %s/v1/chat/completions -d '{\"model\":\"smart\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}')\n", base, base)
-	fmt.Fprintf(out, "  dashboard  %s/dashboard?token=%s\n", base, token)
+	fmt.Fprintf(out, "  dashboard  %s/dashboard#token=%s\n", base, token)
 	fmt.Fprintf(out, "  metrics    %s/metrics\n", base)
 	fmt.Fprintf(out, "  Ctrl-C to stop.\n\n")
 

@@ -21,8 +21,14 @@ type Config struct {
 	// Clients are the gateway's API keys. None: the gateway is open to
 	// anyone who can reach it.
 	Clients []Client `yaml:"clients"`
-	// AdminToken guards the admin API. Empty: the admin API is off.
+	// AdminToken guards the admin API, sent as Authorization: Bearer (the
+	// dashboard asks for it once). Empty: the admin API is off.
 	AdminToken Secret `yaml:"admin_token"`
+	// MetricsToken, if set, guards /metrics (which names clients and
+	// their spending): scrapers send it as Authorization: Bearer
+	// (Prometheus: authorization: {credentials: …}). Empty: /metrics is
+	// open to whoever can reach the gateway.
+	MetricsToken Secret `yaml:"metrics_token"`
 	// Providers are the upstream hosts, by name; targets refer to them by
 	// that name, and a request for "name/model" goes straight to them.
 	Providers map[string]Provider `yaml:"providers"`

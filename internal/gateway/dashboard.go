@@ -9,14 +9,21 @@ import (
 var dashboardHTML []byte
 
 // handleDashboard serves the live dashboard: one self-contained page that
-// polls /fusebox/status with the admin token it was opened with.
+// polls /fusebox/status with the admin token. The page holds no data of
+// its own, so it is served to anyone while the admin API is on; it takes
+// the token once (from a #token= or ?token= it was opened with, or typed
+// in), keeps it in the tab's session storage, and takes it out of the URL
+// and the history entry at once.
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
-	if !s.admin(w, r) {
+	if s.state().cfg.AdminToken.Value() == "" {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "admin_disabled", "",
+			"The admin API is off: set admin_token in the configuration to turn it on.")
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'")
 	w.Write(dashboardHTML)
 }

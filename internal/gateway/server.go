@@ -92,7 +92,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
-	s.mux.Handle("GET /metrics", s.metrics.Handler())
+	s.mux.Handle("GET /metrics", s.guardMetrics(s.metrics.Handler()))
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
 	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	s.mux.HandleFunc("POST /fusebox/breaker", s.handleBreaker)
@@ -110,6 +110,19 @@ func New(o Options) (*Server, error) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "", msg)
 	})
 	return s, nil
+}
+
+// guardMetrics asks for the metrics_token, when one is configured.
+func (s *Server) guardMetrics(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if want := s.state().cfg.MetricsToken.Value(); want != "" && !bearer(r, want) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox metrics"`)
+			writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_metrics_token", "",
+				"/metrics needs the metrics token (Authorization: Bearer <metrics_token>).")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // keyDisabled logs a provider key taken out of rotation.

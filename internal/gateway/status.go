@@ -10,9 +10,10 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
-// admin reports whether the request carries the admin token (Authorization:
-// Bearer, or ?token= for the dashboard's page load), answering 401/404
-// otherwise. With no admin token configured the admin endpoints are off.
+// admin reports whether the request carries the admin token as
+// Authorization: Bearer, answering 401/404 otherwise. With no admin token
+// configured the admin endpoints are off. The token is never taken from
+// the URL, where browser history, proxies and logs would keep it.
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) bool {
 	want := s.state().cfg.AdminToken.Value()
 	if want == "" {
@@ -20,16 +21,22 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) bool {
 			"The admin API is off: set admin_token in the configuration to turn it on.")
 		return false
 	}
-	got := r.URL.Query().Get("token")
-	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		got = a[7:]
-	}
-	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+	if !bearer(r, want) {
 		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_admin_token", "",
 			"This endpoint needs the admin token (Authorization: Bearer <admin_token>).")
 		return false
 	}
 	return true
+}
+
+// bearer reports whether r carries Authorization: Bearer want, compared
+// in constant time.
+func bearer(r *http.Request, want string) bool {
+	a := r.Header.Get("Authorization")
+	if len(a) <= 7 || !strings.EqualFold(a[:7], "bearer ") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(a[7:]), []byte(want)) == 1
 }
 
 // statusTarget is one target in the status document.

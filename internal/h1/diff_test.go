@@ -63,6 +63,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -483,15 +484,15 @@ func runCase(t *testing.T, tc diffCase, kind string, tlsc *tlsConfigs) []outcome
 				c.waitReadable(t)
 			}
 		}
-		o := send(t, rt, up.url, i, st)
+		o := sendStep(t, rt, up.url, i, st)
 		o.Conns = up.seenBy(i)
 		got = append(got, o)
 	}
 	return got
 }
 
-// send makes the request of step i and reads the whole answer.
-func send(t *testing.T, rt http.RoundTripper, u string, i int, st step) outcome {
+// sendStep makes the request of step i and reads the whole answer.
+func sendStep(t *testing.T, rt http.RoundTripper, u string, i int, st step) outcome {
 	t.Helper()
 	method, body := st.method, st.body
 	if method == "" {
@@ -548,13 +549,20 @@ func errClass(err error) string {
 
 // Every idle connection its server closed is skipped, not only the first.
 func TestAllStaleIdleConnectionsAreSkipped(t *testing.T) {
-	var both sync.WaitGroup
-	both.Add(2)
+	var arrived atomic.Int32
+	both := make(chan struct{})
 	up := newUpstream(t, nil, func(s *session) {
 		for i := 0; s.read(); i++ {
 			if s.n < 2 && i == 0 {
-				both.Done()
-				both.Wait() // two connections in use at once
+				// Two connections in use at once.
+				if arrived.Add(1) == 2 {
+					close(both)
+				}
+				select {
+				case <-both:
+				case <-s.up.done:
+					return
+				}
 			}
 			s.ok()
 			if s.n < 2 {
@@ -568,7 +576,7 @@ func TestAllStaleIdleConnectionsAreSkipped(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() {
-			if o := send(t, tr, up.url, i, aPost); o.Status != 200 {
+			if o := sendStep(t, tr, up.url, i, aPost); o.Status != 200 {
 				t.Errorf("call %d: %v", i, o)
 			}
 		})
@@ -580,7 +588,7 @@ func TestAllStaleIdleConnectionsAreSkipped(t *testing.T) {
 	for range 2 {
 		d.conn(t, up.idleAction(t)).waitReadable(t)
 	}
-	o := send(t, tr, up.url, 2, aPost)
+	o := sendStep(t, tr, up.url, 2, aPost)
 	o.Conns = up.seenBy(2)
 	if want := ok(2); !reflect.DeepEqual(o, want) {
 		t.Fatalf("got %v, want %v", o, want)

@@ -27,9 +27,9 @@ type upstream struct {
 	idles  chan string   // the client's address of a connection, after its idle action
 	done   chan struct{} // closed when the test ends
 
-	mu   sync.Mutex // guards seen and open
-	seen map[int][]int
-	open []net.Conn
+	mu   sync.Mutex    // guards seen and open
+	seen map[int][]int // by step: the connections that read its request
+	open []net.Conn    // accepted, to close when the test ends
 }
 
 // session is one connection of an upstream, numbered in accept order.
@@ -144,7 +144,10 @@ func (s *session) whenIdle(action func()) {
 		return
 	}
 	action()
-	s.up.idles <- s.raw.RemoteAddr().String()
+	select {
+	case s.up.idles <- s.raw.RemoteAddr().String():
+	case <-s.up.done:
+	}
 }
 
 // idleAction has the upstream do its idle action and returns the client's
@@ -168,8 +171,9 @@ func (up *upstream) seenBy(i int) []int {
 	return up.seen[i]
 }
 
-// recordingDialer dials TCP and keeps the connections, to wait on them. With hide, the connections do not offer their socket
-// (syscall.Conn), so h1 takes its deadline fallback.
+// recordingDialer dials TCP and keeps the connections, to wait on them.
+// With hide, the connections do not offer their socket (syscall.Conn), so
+// h1 takes its deadline fallback.
 type recordingDialer struct {
 	hide bool
 
