@@ -6,8 +6,9 @@
 //
 //   - key.go: Key hashes the normalised request (alias, the body's fields
 //     that determine the answer, and the client unless the scope is
-//     ScopeGlobal), so that key order, whitespace and the stream flag do
-//     not split entries.
+//     ScopeGlobal), so that key order, whitespace, escaping and the stream
+//     flag do not split entries (strings that are not valid UTF-8, or have
+//     a lone surrogate escape, are kept exactly as written).
 //   - cache.go (with lru.go and stats.go): Cache, an LRU map from KeyHash
 //     to Entry with Get (fresh entries only), GetStale (for
 //     stale-if-error), Put and Stats.

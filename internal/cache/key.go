@@ -247,10 +247,10 @@ func (c *canon) array(b []byte, i int) {
 // in canonical form.
 func appendCanonString(dst, raw []byte) []byte {
 	inner := raw[1 : len(raw)-1]
-	if !exactString(inner) {
+	switch {
+	case !exactString(inner):
 		return appendRaw(dst, inner)
-	}
-	if bytes.IndexByte(inner, '\\') < 0 {
+	case bytes.IndexByte(inner, '\\') < 0:
 		// Valid JSON holds no quote or control byte unescaped, so the
 		// literal is already canonical.
 		return append(dst, raw...)

@@ -354,12 +354,15 @@ type Server struct {
 type Idempotency struct {
 	// TTL is how long an answer is kept. 0: 24 h.
 	TTL time.Duration `yaml:"ttl"`
-	// MaxRecords bounds the answers kept; past it new keys are not
-	// stored (their requests still run). 0: 100000.
+	// MaxRecords bounds the records kept per client key; past it the
+	// client's least recently used go (never another client's). 0: 10000.
 	MaxRecords int `yaml:"max_records"`
 	// MaxBytes bounds one stored answer; a larger one is not stored.
 	// 0: 4 MiB.
 	MaxBytes int `yaml:"max_bytes"`
+	// MaxClientBytes bounds the answers kept per client key, in bytes;
+	// past it the client's least recently used go. 0: 64 MiB.
+	MaxClientBytes int `yaml:"max_client_bytes"`
 }
 
 // CacheLimits bound the response cache's memory.

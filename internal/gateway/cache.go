@@ -98,7 +98,7 @@ func (x *exchange) lookup(body []byte, client string) bool {
 	if mode == cacheUse {
 		if e, st := ac.c.Get(key); st == cache.Hit {
 			if x.idemRec != nil { // the answer stands for this key too
-				x.s.idem.end(x.idemKey, x.idemRec, append([]byte(nil), e.Body...), e.ContentType, e.Target, false)
+				x.s.idem.end(x.client, x.idemKey, x.idemRec, append([]byte(nil), e.Body...), e.ContentType, e.Target, false)
 				x.idemRec = nil
 			}
 			x.answerCached(e, "hit")
@@ -161,7 +161,7 @@ func (x *exchange) keep(body []byte, contentType, target string) {
 		x.cache.c.Put(x.cacheKey, cache.Entry{Body: body, ContentType: contentType, Target: target})
 	}
 	if x.idemRec != nil {
-		x.s.idem.end(x.idemKey, x.idemRec, append([]byte(nil), body...), contentType, target, false)
+		x.s.idem.end(x.client, x.idemKey, x.idemRec, append([]byte(nil), body...), contentType, target, false)
 		x.idemRec = nil
 	}
 }

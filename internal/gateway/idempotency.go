@@ -11,6 +11,7 @@ import (
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/lru"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -19,15 +20,16 @@ import (
 // concurrent duplicates wait for the first; the same key with another body
 // is refused. Only complete successful answers are kept, so a refused
 // request (throttle, outage, no target) can be retried under its key.
+// Records are bounded per client, in number and bytes, and a client's new
+// records only ever push out its own oldest (internal/lru).
 type idempotency struct {
-	clk clock.Clock
+	clk     clock.Clock
+	records *lru.Set[[32]byte, *idemRecord]
 
-	// mu guards the fields below.
-	mu         sync.Mutex
-	ttl        time.Duration
-	maxRecords int
-	maxBytes   int64
-	records    map[string]*idemRecord
+	// mu guards ttl and maxBytes.
+	mu       sync.Mutex
+	ttl      time.Duration
+	maxBytes int64
 }
 
 // idemRecord is one key's request and, once done, its answer.
@@ -42,8 +44,15 @@ type idemRecord struct {
 	expires time.Time
 }
 
+// maxIdemKey is the longest Idempotency-Key accepted: keys are ids, and a
+// long one would only cost memory.
+const maxIdemKey = 255
+
+// idemOverhead is what a record costs besides its answer, for the bounds.
+const idemOverhead = 256
+
 func newIdempotency(c config.Idempotency, clk clock.Clock) *idempotency {
-	s := &idempotency{clk: clock.Or(clk), records: map[string]*idemRecord{}}
+	s := &idempotency{clk: clock.Or(clk), records: lru.New[[32]byte, *idemRecord](0, 0)}
 	s.configure(c)
 	return s
 }
@@ -54,8 +63,8 @@ func (s *idempotency) configure(c config.Idempotency) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ttl = cmp.Or(c.TTL, 24*time.Hour)
-	s.maxRecords = cmp.Or(c.MaxRecords, 100_000)
 	s.maxBytes = int64(cmp.Or(c.MaxBytes, 4<<20))
+	s.records.SetLimits(cmp.Or(c.MaxRecords, 10_000), int64(cmp.Or(c.MaxClientBytes, 64<<20)))
 }
 
 // maxAnswer returns the largest answer kept.
@@ -65,60 +74,57 @@ func (s *idempotency) maxAnswer() int64 {
 	return s.maxBytes
 }
 
-// begin claims key for a request with body. It returns the record and
-// whether the caller owns it (must run the request and call end); a
-// non-owner waits on rec.done. conflict reports the key in use with
-// another body.
-func (s *idempotency) begin(key string, body []byte) (rec *idemRecord, owner, conflict bool) {
+// idemKey is where a client's key for an endpoint is kept: the two are
+// part of it, so neither another client nor another endpoint (chat and
+// embeddings) can meet its answer.
+func idemKey(client, endpoint, key string) [32]byte {
+	return sha256.Sum256([]byte(client + "\x00" + endpoint + "\x00" + key))
+}
+
+// begin claims key k of client for a request with body. It returns the
+// record and whether the caller owns it (must run the request and call
+// end); a non-owner waits on rec.done. conflict reports the key in use
+// with another body.
+func (s *idempotency) begin(client string, k [32]byte, body []byte) (rec *idemRecord, owner, conflict bool) {
 	hash := sha256.Sum256(body)
 	now := s.clk.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.records[key]; ok {
-		expired := r.stored && !now.Before(r.expires)
-		if !expired {
+	if r, ok := s.records.Get(k); ok {
+		if !(r.stored && !now.Before(r.expires)) {
 			if r.hash != hash {
 				return nil, false, true
 			}
 			return r, false, false
 		}
-		delete(s.records, key)
-	}
-	if len(s.records) >= s.maxRecords {
-		s.sweepLocked(now)
+		s.records.Delete(k) // expired
 	}
 	r := &idemRecord{hash: hash, done: make(chan struct{})}
-	if len(s.records) < s.maxRecords {
-		s.records[key] = r
-	}
+	s.records.Put(client, k, r, idemOverhead)
 	return r, true, false
 }
 
 // end finishes the owner's request: a complete answer is kept until the
-// TTL; anything else is forgotten so the key can be used again.
+// TTL (within the client's bounds); anything else is forgotten so the key
+// can be used again.
 //
 // raw marks a body kept exactly as it was sent (a Messages answer, stream
 // or not), replayed byte for byte; otherwise it is a chat.completion,
 // replayed as a stream when one is asked for.
-func (s *idempotency) end(key string, r *idemRecord, body []byte, ctype, target string, raw bool) {
+func (s *idempotency) end(client string, k [32]byte, r *idemRecord, body []byte, ctype, target string, raw bool) {
 	s.mu.Lock()
-	if body != nil && int64(len(body)) <= s.maxBytes {
+	keep := body != nil && int64(len(body)) <= s.maxBytes
+	if keep {
 		r.stored, r.raw, r.body, r.ctype, r.target = true, raw, body, ctype, target
 		r.expires = s.clk.Now().Add(s.ttl)
-	} else if s.records[key] == r {
-		delete(s.records, key)
 	}
 	s.mu.Unlock()
-	close(r.done)
-}
-
-// sweepLocked drops expired records.
-func (s *idempotency) sweepLocked(now time.Time) {
-	for k, r := range s.records {
-		if r.stored && !now.Before(r.expires) {
-			delete(s.records, k)
-		}
+	cur, ok := s.records.Get(k)
+	switch {
+	case keep && ok && cur == r:
+		s.records.Put(client, k, r, idemOverhead+int64(len(body))) // its size now
+	case !keep && ok && cur == r:
+		s.records.Delete(k)
 	}
+	close(r.done)
 }
 
 // idempotent runs the idempotency protocol for a request with a key. It
@@ -130,9 +136,14 @@ func (x *exchange) idempotent(body []byte) bool {
 	if key == "" || x.s.idem == nil {
 		return false
 	}
-	scoped := x.client + "\x00" + key
+	if len(key) > maxIdemKey {
+		x.error(http.StatusBadRequest, "invalid_request_error", "idempotency_key_too_long", "",
+			"The Idempotency-Key is "+strconv.Itoa(len(key))+" bytes long; the limit is "+strconv.Itoa(maxIdemKey)+".")
+		return true
+	}
+	scoped := idemKey(x.client, x.r.URL.Path, key)
 	for {
-		rec, owner, conflict := x.s.idem.begin(scoped, body)
+		rec, owner, conflict := x.s.idem.begin(x.client, scoped, body)
 		switch {
 		case conflict:
 			x.error(http.StatusUnprocessableEntity, "invalid_request_error", "idempotency_key_reused", "",
@@ -190,7 +201,7 @@ func (x *exchange) keepSent(contentType, target string) {
 		return
 	}
 	if body := x.rec.copied(); body != nil {
-		x.s.idem.end(x.idemKey, x.idemRec, body, contentType, target, true)
+		x.s.idem.end(x.client, x.idemKey, x.idemRec, body, contentType, target, true)
 		x.idemRec = nil
 	}
 }

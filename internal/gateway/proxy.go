@@ -46,7 +46,7 @@ type exchange struct {
 	cacheKey cache.KeyHash
 	// idemKey and idemRec are set when this request owns an idempotency
 	// key: its answer is kept for replays.
-	idemKey string
+	idemKey [32]byte
 	idemRec *idemRecord
 	// hideUsage: the gateway asked a stream for its usage; the usage-only
 	// chunk is not passed on.
@@ -280,7 +280,7 @@ func (x *exchange) finish(w *recorder) {
 		http.NewResponseController(x.w).SetWriteDeadline(time.Time{})
 	}
 	if x.idemRec != nil {
-		x.s.idem.end(x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
+		x.s.idem.end(x.client, x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
 	}
 	d := x.s.since(x.start)
 	model := ""

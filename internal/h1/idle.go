@@ -24,17 +24,21 @@ import (
 // behaves the same in its race window, except that it hands the late 408
 // to the caller.
 //
-// Under TLS, bytes that crypto/tls read from the socket with the end of the
-// previous answer but has not decrypted yet are invisible to the check.
+// The check also misses, with the same outcome, bytes that crypto/tls read
+// from the socket with the end of the previous answer but has not
+// decrypted yet, and, in the fallback, bytes the read did not reach within
+// staleWait (its thread was descheduled).
 
 // staleWait is how long the fallback check waits for a byte. A deadline
 // already in the past cannot stand in for a non-blocking read: the
 // runtime fails the read before asking the socket, so the check would see
-// nothing. The wait must be long enough for the read to reach the socket
-// first, and a healthy connection pays all of it and more: the runtime's
-// poller sleeps in whole milliseconds, so on a quiet process the check
-// takes about 1.1 ms (BenchmarkStale/deadline) against 0.3 µs for a peek.
-const staleWait = 50 * time.Microsecond
+// nothing. The read must reach the socket before the deadline, or the
+// check misses what is there; and a healthy connection pays the whole
+// wait, rounded up by the runtime's poller, which sleeps in whole
+// milliseconds: about 1.1 ms (BenchmarkStale/deadline) whether the wait is
+// 50 µs or 1 ms, against 0.3 µs for a peek. So the wait is the longest
+// that costs no more.
+const staleWait = time.Millisecond
 
 // stale reports whether c's server wrote to it, closed it or reset it
 // while it sat idle, so that it must not carry another request.

@@ -112,7 +112,7 @@ func (a *Attempt) Succeed() {
 		return
 	}
 	if s := a.w.req.Session; s != "" {
-		a.w.r.sticky.put(a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
+		a.w.r.sticky.put(a.w.req.Flow, a.w.req.Flow+"\x00"+a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
 	}
 }
 

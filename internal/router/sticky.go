@@ -1,20 +1,20 @@
 package router
 
 import (
-	"sync"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/lru"
 )
 
 // sticky remembers which target last served a conversation (a session
 // hint per alias), so the next request of it goes there first while that
 // target is healthy — providers' prompt caches are per target. A failover
-// serves the conversation elsewhere, and it stays there.
+// serves the conversation elsewhere, and it stays there. Sessions are
+// bounded per client (flow): a client's new sessions push out only its
+// own least recently used.
 type sticky struct {
 	ttl time.Duration
-	max int
-	// mu guards m.
-	mu sync.Mutex
-	m  map[string]stickyEntry
+	m   *lru.Set[string, stickyEntry]
 }
 
 type stickyEntry struct {
@@ -22,37 +22,25 @@ type stickyEntry struct {
 	at int64 // ns on the router's stopwatch
 }
 
+// maxSessions is how many sessions a client may have remembered.
+const maxSessions = 10_000
+
 func newSticky() *sticky {
-	return &sticky{ttl: time.Hour, max: 100_000, m: map[string]stickyEntry{}}
+	return &sticky{ttl: time.Hour, m: lru.New[string, stickyEntry](maxSessions, 0)}
 }
 
 // get returns the session's target, if it has one that is not stale.
 func (s *sticky) get(key string, now int64) *Target {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[key]
+	e, ok := s.m.Get(key)
 	if !ok || now-e.at > int64(s.ttl) {
 		return nil
 	}
 	return e.t
 }
 
-// put records the target that served the session. Past max entries the
-// stale ones go; if none is stale, the new session is not remembered.
-func (s *sticky) put(key string, t *Target, now int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[key]; !ok && len(s.m) >= s.max {
-		for k, e := range s.m {
-			if now-e.at > int64(s.ttl) {
-				delete(s.m, k)
-			}
-		}
-		if len(s.m) >= s.max {
-			return
-		}
-	}
-	s.m[key] = stickyEntry{t: t, at: now}
+// put records the target that served flow's session.
+func (s *sticky) put(flow, key string, t *Target, now int64) {
+	s.m.Put(flow, key, stickyEntry{t: t, at: now}, 0)
 }
 
 // first returns order with t moved to the front, if t is in it.
