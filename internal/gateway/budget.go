@@ -29,6 +29,10 @@ type spending struct {
 	day, month time.Time // start of the current periods
 	spentDay   float64
 	spentMonth float64
+	// reserved is what requests admitted and not yet settled may cost:
+	// admission counts it as spent, so concurrent requests cannot all
+	// pass a budget that has room for one.
+	reserved float64
 }
 
 // newBudget returns a budget with limit b that adds to s's spending, or
@@ -77,14 +81,47 @@ func (b *spending) spend(usd float64) {
 	b.spentMonth += usd
 }
 
-// checkBudget refuses a client over its budget with a 429 that names the
-// budget and when it resets.
-func (x *exchange) checkBudget(c *client) bool {
+// reserve admits a request that may cost up to usd, counting it against
+// the budget until it is settled; it returns "" when it fits, or which
+// budget ("daily", "monthly") it does not fit in and when that resets.
+func (b *budget) reserve(usd float64) (which string, resets time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(b.clk.Now())
+	switch {
+	case b.limit.Daily > 0 && b.spentDay+b.reserved+usd > b.limit.Daily:
+		return "daily", b.day.AddDate(0, 0, 1)
+	case b.limit.Monthly > 0 && b.spentMonth+b.reserved+usd > b.limit.Monthly:
+		return "monthly", b.month.AddDate(0, 1, 0)
+	}
+	b.reserved += usd
+	return "", time.Time{}
+}
+
+// settle replaces a reservation of reserved with what the request cost.
+func (b *spending) settle(reserved, usd float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked(b.clk.Now())
+	b.reserved = max(b.reserved-reserved, 0)
+	b.spentDay += usd
+	b.spentMonth += usd
+}
+
+// checkBudget admits the request against the client's budget: it
+// reserves what the request may cost at most — its prompt estimated from
+// the body and its output from max_tokens (or defaultOutput), at the price
+// of the dearest target the walk may reach — and refuses with a 429 that
+// names the budget and when it resets when that does not fit. The answer
+// settles the reservation (settleBudget).
+func (x *exchange) checkBudget(c *client, body []byte) bool {
 	if c.budget == nil {
 		return true
 	}
-	which, resets := c.budget.over()
+	est := x.estimate(body)
+	which, resets := c.budget.reserve(est)
 	if which == "" {
+		x.reserved = est
 		return true
 	}
 	limit := c.budget.limit.Daily
@@ -93,9 +130,45 @@ func (x *exchange) checkBudget(c *client) bool {
 	}
 	x.w.Header().Set("Retry-After", retryAfter(resets.Sub(x.s.clk.Now())))
 	x.error(http.StatusTooManyRequests, "insufficient_quota", "budget_exceeded", "",
-		"Client "+strconv.Quote(c.name)+" has spent its "+which+" budget of $"+strconv.FormatFloat(limit, 'f', -1, 64)+
-			"; it resets at "+resets.Format(time.RFC3339)+".")
+		"Client "+strconv.Quote(c.name)+" has no room left in its "+which+" budget of $"+strconv.FormatFloat(limit, 'f', -1, 64)+
+			" for this request (up to $"+strconv.FormatFloat(est, 'f', -1, 64)+"); it resets at "+resets.Format(time.RFC3339)+".")
 	return false
+}
+
+// defaultOutput is the output a request without max_tokens is reserved
+// for.
+const defaultOutput = 4096
+
+// estimate returns the most a request may cost: prompt tokens estimated
+// from the body (a token per four bytes), output from max_tokens or
+// defaultOutput, at the price of the dearest of the alias's targets.
+func (x *exchange) estimate(body []byte) float64 {
+	in, out := len(body)/4, x.fields.MaxTokens
+	if out <= 0 {
+		out = defaultOutput
+	}
+	est := 0.0
+	for _, t := range x.alias.Targets {
+		est = max(est, x.alias.Price(t).Cost(in, 0, out))
+	}
+	return est
+}
+
+// settleBudget settles the request's reservation at finish: with what its
+// answers' usage cost, or — when an upstream was sent the request and no
+// usage came back (a stream cut off, a client that left) — with the
+// reservation itself: nothing an upstream ran is free.
+func (x *exchange) settleBudget() {
+	c := x.clientRef
+	if c == nil || c.budget == nil || x.reserved == 0 && x.prior+x.cost == 0 {
+		return
+	}
+	cost := x.prior + x.cost
+	if !x.priced && x.walk != nil && x.walk.Attempts > 0 && x.delivered {
+		cost = max(cost, x.reserved)
+	}
+	c.budget.settle(x.reserved, cost)
+	x.reserved = 0
 }
 
 // left returns what the client may still spend in the current day and

@@ -133,10 +133,8 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	}
 	cost := x.alias.Price(a.Target).Cost(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens)
 	dCost, dIn, dOut := cost-x.cost, u.PromptTokens-x.tokensIn, u.CompletionTokens-x.tokensOut
-	x.cost, x.tokensIn, x.tokensOut = cost, u.PromptTokens, u.CompletionTokens
-	if c := x.clientRef; c != nil && c.budget != nil {
-		c.budget.spend(dCost)
-	}
+	x.cost, x.tokensIn, x.tokensOut, x.priced = cost, u.PromptTokens, u.CompletionTokens, true
+	// The client's budget is settled once, at the end (settleBudget).
 	x.w.Header().Set("X-Fusebox-Cost", formatUSD(x.prior+cost))
 	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)
 }
@@ -161,9 +159,6 @@ func (x *exchange) accountLost() {
 	for _, t := range x.walk.Lost {
 		cost := x.alias.Price(t).Cost(tokens, 0, 0)
 		x.prior += cost
-		if c := x.clientRef; c != nil && c.budget != nil {
-			c.budget.spend(cost)
-		}
 		x.s.metrics.Usage(t, x.client, tokens, 0, cost)
 	}
 }

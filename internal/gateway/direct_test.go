@@ -15,7 +15,7 @@ func TestDirectRequestsArePricedAndBounded(t *testing.T) {
 	free := newUpstream(t, chatOK("free"))
 	const cfg = `
 clients:
-  - {name: web, key: client-key, budget: {daily: 10}}
+  - {name: web, key: client-key, budget: {daily: 1000}}
 providers:
   priced: {type: openai, base_url: "%s", keys: [pk], price: {input: 1000000, output: 0}}
   free: {type: openai, base_url: "%s", keys: [fk]}
@@ -26,7 +26,7 @@ models:
 	_, gw := gateway(t, nil, cfg, priced, free)
 	post := func(model string) *http.Response {
 		req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
-			strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
+			strings.NewReader(`{"model":"`+model+`","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
 		req.Header.Set("Authorization", "Bearer client-key")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -742,26 +742,37 @@ func TestAdminKeyToggle(t *testing.T) {
 	}
 }
 
-// A client over its daily budget gets a 429 naming the budget and when it
-// resets, until the next UTC day.
+// A client's budget admits a request only while what it may cost at most
+// (prompt and max_tokens at the dearest target's price) fits; past it a
+// 429 names the budget and when it resets, until the next UTC day. Each
+// answer is settled at what it really cost.
 func TestClientBudget(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
 	p := newUpstream(t, chatOK("primary")) // 3 + 3 tokens at $2/$8 per Mtok = $0.00003
-	_, gw := gateway(t, clk, "clients:\n  - {name: web, key: kw, budget: {daily: 0.00005}}\n"+twoTargets, p, newUpstream(t, chatOK("s")))
+	_, gw := gateway(t, clk, "clients:\n  - {name: web, key: kw, budget: {daily: 0.0002}}\n"+twoTargets, p, newUpstream(t, chatOK("s")))
 	c := newClient(gw.URL, option.WithAPIKey("kw"))
-	for range 2 { // the second call takes the spend over the budget
-		if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
-			t.Fatal(err)
+	small := params("smart")
+	small.MaxTokens = openai.Int(3) // reserves about $0.00006: ~20 prompt tokens and 3 out
+	served := 0
+	var err error
+	for range 20 {
+		if _, err = c.Chat.Completions.New(t.Context(), small); err != nil {
+			break
 		}
+		served++
 	}
-	_, err := c.Chat.Completions.New(t.Context(), params("smart"))
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || !strings.Contains(apiErr.Message, "daily budget of $0.00005") ||
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || !strings.Contains(apiErr.Message, "daily budget of $0.0002") ||
 		!strings.Contains(apiErr.Message, "2026-03-11T00:00:00Z") || apiErr.Response.Header.Get("Retry-After") != "43200" {
 		t.Fatalf("over budget: %v", err)
 	}
+	// Settled at $0.00003 each, the spend stays within the budget, and the
+	// last request was refused because its reservation did not fit.
+	if spent := float64(served) * 0.00003; served < 4 || spent > 0.0002 {
+		t.Fatalf("%d requests served ($%g); want the budget used, never passed", served, spent)
+	}
 	clk.Set(time.Date(2026, 3, 11, 0, 0, 1, 0, time.UTC))
-	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+	if _, err := c.Chat.Completions.New(t.Context(), small); err != nil {
 		t.Fatalf("the next day: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
+	"github.com/fuseboxhq/fusebox/limit"
 )
 
 // exchange is one client request on its way through the gateway.
@@ -81,6 +82,13 @@ type exchange struct {
 	// wdAt is when the client connection's write deadline was last set
 	// (zero: never).
 	wdAt time.Time
+	// reserved is what the request holds of its client's budget until it
+	// is settled; priced reports that an answer's usage was priced;
+	// delivered that an upstream's 2xx was handed over; tpm the
+	// request's reservation of its client's tokens per minute.
+	reserved          float64
+	priced, delivered bool
+	tpm               limit.Reservation
 }
 
 // error writes an error in the client's API's shape.
@@ -149,7 +157,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		}
 		if c != nil {
 			x.client, x.clientRef = c.name, c
-			if !x.checkBudget(c) || !x.paced(c, f.Tokens(len(body))) {
+			if !x.checkBudget(c, body) || !x.paced(c, f.Tokens(len(body))) {
 				return
 			}
 		}
@@ -260,8 +268,9 @@ func (x *exchange) paced(c *client, tokens int) bool {
 	if c.pacer == nil {
 		return true
 	}
-	ok, wait := c.pacer.Allow(tokens)
+	r, ok, wait := c.pacer.TryReserve(tokens)
 	if ok {
+		x.tpm = r
 		return true
 	}
 	x.w.Header().Set("Retry-After", retryAfter(wait))
@@ -271,10 +280,20 @@ func (x *exchange) paced(c *client, tokens int) bool {
 	return false
 }
 
+// settleTokens corrects the client's tpm reservation with the tokens the
+// answers used, when their usage is known.
+func (x *exchange) settleTokens() {
+	if x.priced {
+		x.tpm.Settle(x.tokensIn + x.tokensOut)
+	}
+}
+
 // finish records the request in the metrics and the access log: what was
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
 	x.accountLost()
+	x.settleBudget()
+	x.settleTokens()
 	if !x.wdAt.IsZero() {
 		// The connection may serve another request: no deadline left.
 		http.NewResponseController(x.w).SetWriteDeadline(time.Time{})
@@ -365,6 +384,7 @@ func (x *exchange) serve(ctx context.Context) {
 			x.fail(err)
 			return
 		}
+		x.delivered = x.delivered || !a.Final
 		if x.messages {
 			x.headers(a, x.s.clk.Now())
 			if x.serveMessages(a) {

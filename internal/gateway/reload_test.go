@@ -213,7 +213,9 @@ func TestReloadKeepsClientSpending(t *testing.T) {
 	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 0.0001}}\n" + reloadBase
 	_, gw, set := reloadable(t, cfg, p, newUpstream(t, chatOK("s")))
 	c := newClient(gw.URL, option.WithAPIKey("kw"))
-	if _, err := c.Chat.Completions.New(t.Context(), params("smart")); err != nil {
+	small := params("smart")
+	small.MaxTokens = openai.Int(3) // a reservation that fits the budget
+	if _, err := c.Chat.Completions.New(t.Context(), small); err != nil {
 		t.Fatal(err)
 	}
 	left := func() float64 {
@@ -233,8 +235,8 @@ func TestReloadKeepsClientSpending(t *testing.T) {
 	if got := left(); math.Abs(got-0.00002) > 1e-12 {
 		t.Fatalf("budget left after lowering it %v, want 2e-05 (the spend carried over)", got)
 	}
-	c.Chat.Completions.New(t.Context(), params("smart"))
-	_, err := c.Chat.Completions.New(t.Context(), params("smart"))
+	c.Chat.Completions.New(t.Context(), small)
+	_, err := c.Chat.Completions.New(t.Context(), small)
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || !strings.Contains(apiErr.Message, "daily budget of $0.00005") {
 		t.Fatalf("over the lowered budget: %v", err)

@@ -44,6 +44,7 @@ func (x *exchange) serveStream(ctx context.Context) {
 			x.passFinal(a)
 			return
 		}
+		x.delivered = true
 		if x.relay(a) {
 			return
 		}

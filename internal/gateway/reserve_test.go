@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Reserve, then settle: 50 concurrent requests against a budget worth 3
+// of them spend at most the budget plus one request's estimate, because
+// each is admitted only while its most expensive outcome still fits.
+func TestConcurrentRequestsCannotOverspendABudget(t *testing.T) {
+	release := make(chan struct{})
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		<-release // all 50 are admitted or refused before any answers
+		chatOK("primary")(w, r, n)
+	})
+	// Each answer costs 3 + 3 tokens at $2/$8 per Mtok = $0.00003; each
+	// request reserves about $0.00006 (its ~20 prompt tokens and max_tokens
+	// 3 at the dearest target's price). The budget: three reservations.
+	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 0.0002}}\n" + twoTargets
+	srv, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	var wg sync.WaitGroup
+	codes := make(chan int, 50)
+	for range 50 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer kw")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.calls() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the refusals come back meanwhile
+	close(release)
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	spent := float64(ok) * 0.00003
+	if ok == 0 || p.calls() != ok || spent > 0.0002+0.00007 {
+		t.Fatalf("%d served, %d upstream calls, $%g spent; want at most the budget plus one estimate", ok, p.calls(), spent)
+	}
+	left := srv.budgetsLeft()[0].Daily
+	if want := 0.0002 - spent; left < want-1e-12 || left > want+1e-12 {
+		t.Errorf("budget left $%g; want $%g (every answer settled at its cost, reservations released)", left, want)
+	}
+}
+
+// A stream that ends before its usage comes (a client that left, a cut) is
+// charged its reservation: nothing an upstream ran is free.
+func TestStreamWithoutUsageIsChargedItsReservation(t *testing.T) {
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) })
+	p := newUpstream(t, streamOf([]string{"Hel", "lo"}, stall))
+	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 1}}\n" + twoTargets
+	srv, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", gw.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"smart","stream":true,"max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer kw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	resp.Body.Read(buf) // the stream began
+	cancel()            // and the client left before its usage came
+	resp.Body.Close()
+	// ~30 prompt tokens (the body) and 100 out at $2/$8 per Mtok.
+	want := float64(len(`{"model":"smart","stream":true,"max_tokens":100,"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`)/4)*2/1e6 + 100*8/1e6
+	eventually(t, "the reservation charged", func() bool {
+		left := srv.budgetsLeft()[0].Daily
+		return left < 1-want*0.5
+	})
+	if left := srv.budgetsLeft()[0].Daily; 1-left > want*1.5 {
+		t.Errorf("charged $%s; want about the reservation, $%s", strconv.FormatFloat(1-left, 'g', 3, 64), strconv.FormatFloat(want, 'g', 3, 64))
+	}
+}
