@@ -4,19 +4,36 @@
 // It works on OpenAI chat completion and embedding bodies and Anthropic
 // Messages bodies alike.
 //
-// The package uses only the standard library and allocates nothing to scan.
+// Keys are matched the way the upstream's decoder reads them: escapes
+// decoded ("mod\u0065l" is model), nested objects skipped (a "model" inside
+// metadata does not count). Where decoders disagree — a routing field given
+// twice, a key that differs from one only in case ("Model", which
+// encoding/json matches), an invalid key, a stream flag that is not a
+// boolean — Scan reports a [Conflict] instead of guessing.
+//
+// A gateway should refuse a body with a Conflict (400, naming
+// Conflict.Field), not rewrite it into a canonical form. A client that
+// sends one is broken or hostile, and no rewrite is safe: the gateway
+// would have to pick one reading (encoding/json's last duplicate, say)
+// while an upstream might hold another (Python's json keeps the last,
+// other decoders the first, Go's matches "Model" too, json/v2 refuses
+// duplicates), and routing, allow lists and prices would follow the
+// gateway's reading while the upstream ran its own — the smuggling this
+// exists to stop. Refusing costs well-formed clients nothing.
+//
+// The package uses only the standard library and allocates nothing to
+// scan.
 package aireq
 
-import (
-	"strconv"
-	"strings"
-)
-
 // Fields are the top-level fields of a JSON request body that routing
-// needs. Byte slices point into the scanned body.
+// needs. Byte slices point into the scanned body. Where a field appears
+// more than once the last counts, as in encoding/json, but Conflict is
+// then set: refuse such a body rather than read its fields.
 type Fields struct {
 	// Model is the "model" value, still JSON-escaped; nil if absent or not
-	// a string. ModelAt is its span in the body, quotes included.
+	// a string. ModelAt is its span in the body, quotes included. Compare
+	// models with ModelName, never with these bytes: "ch\u0065ap" is
+	// cheap.
 	Model   []byte
 	ModelAt [2]int
 	// Stream is "stream": true.
@@ -25,10 +42,12 @@ type Fields struct {
 	// StreamOptions reports that the body has a "stream_options" member.
 	IncludeUsage  bool
 	StreamOptions bool
-	// MaxTokens is "max_tokens" or "max_completion_tokens"; 0 if absent.
+	// MaxTokens is the larger of "max_tokens" and "max_completion_tokens":
+	// 0 if absent, null or not positive; a number that is not an integer
+	// (1e3, 1.5) is rounded up, and the most is MaxTokensCap.
 	MaxTokens int
 	// User is the "user" string (OpenAI's end-user id), still escaped;
-	// nil if absent.
+	// nil if absent. UserID decodes it.
 	User []byte
 	// Messages is the first byte of the "messages" value ('[' for an
 	// array, 'n' for null, '"' for a string, …); 0 if absent.
@@ -36,53 +55,166 @@ type Fields struct {
 	// Object reports that the body is a JSON object (its top level could
 	// be read to the end).
 	Object bool
+	// Conflict is the first routing field that decoders may read
+	// differently; its zero value (Reason "") means none. A gateway
+	// should refuse a body that has one, before using any other field.
+	Conflict Conflict
 }
 
 // Scan reads body's fields. A body that is not a JSON object, or is cut
 // short, leaves the fields found before the problem and Object false.
+//
+// Keys are compared decoded, so an escaped key counts as its plain
+// spelling; a key without escapes (the common case) is compared in place.
+// Among the routing and policy fields (model, stream, stream_options, n,
+// max_tokens, max_completion_tokens, tools, tool_choice, response_format,
+// user, messages, input and prompt, and include_usage inside
+// stream_options) Scan reports a duplicate, a case variant, or a wrong
+// type of stream, include_usage or the max tokens as a Conflict; and any
+// top-level key, or model or user value, that is not a valid string
+// (ReasonInvalid). Values are skipped, not validated: pair Scan with
+// json.Valid.
 func Scan(body []byte) Fields {
 	var f Fields
+	var maxTok, maxComp int
+	var seen uint32
 	s := scanner{b: body}
 	s.object(func(key []byte, vStart, vEnd int) bool {
+		fld, exact, valid := classify(key, false)
+		switch {
+		case !valid:
+			f.conflict(fld, ReasonInvalid)
+			return true
+		case fld == noField:
+			return true
+		case !exact:
+			f.conflict(fld, ReasonCaseVariant)
+			return true
+		case seen&(1<<fld) != 0:
+			f.conflict(fld, ReasonDuplicate)
+		}
+		seen |= 1 << fld
 		val := body[vStart:vEnd]
-		switch string(key) {
-		case "model":
-			if len(val) >= 2 && val[0] == '"' {
-				f.Model, f.ModelAt = val[1:len(val)-1], [2]int{vStart, vEnd}
+		switch fld {
+		case fieldModel:
+			f.Model, f.ModelAt = nil, [2]int{}
+			if str, ok := stringContent(val); ok {
+				f.Model, f.ModelAt = str, [2]int{vStart, vEnd}
+				f.checkString(fld, str)
 			}
-		case "stream":
-			f.Stream = string(val) == "true"
-		case "messages":
+		case fieldUser:
+			f.User = nil
+			if str, ok := stringContent(val); ok {
+				f.User = str
+				f.checkString(fld, str)
+			}
+		case fieldStream:
+			f.Stream = f.boolean(fld, val)
+		case fieldMessages:
 			f.Messages = val[0]
-		case "user":
-			if len(val) >= 2 && val[0] == '"' {
-				f.User = val[1 : len(val)-1]
-			}
-		case "stream_options":
+		case fieldStreamOptions:
 			f.StreamOptions = true
-			in := scanner{b: val}
-			var done bool
-			in.object(func(k []byte, s, e int) bool {
-				if string(k) == "include_usage" {
-					f.IncludeUsage = string(val[s:e]) == "true"
-				}
-				return true
-			}, &done)
-		case "max_tokens", "max_completion_tokens":
-			if n, err := strconv.Atoi(string(val)); err == nil && n > 0 {
-				f.MaxTokens = n
-			}
+			f.streamOptions(val)
+		case fieldMaxTokens:
+			maxTok = f.tokens(fld, val)
+		case fieldMaxCompletionTokens:
+			maxComp = f.tokens(fld, val)
 		}
 		return true
 	}, &f.Object)
+	f.MaxTokens = max(maxTok, maxComp)
 	return f
 }
+
+// streamOptions reads include_usage from the stream_options value val.
+func (f *Fields) streamOptions(val []byte) {
+	f.IncludeUsage = false
+	seen := false
+	in := scanner{b: val}
+	var done bool
+	in.object(func(key []byte, s, e int) bool {
+		fld, exact, valid := classify(key, true)
+		switch {
+		case !valid:
+			if fld == noField {
+				fld = fieldStreamOptions
+			}
+			f.conflict(fld, ReasonInvalid)
+			return true
+		case fld == noField:
+			return true
+		case !exact:
+			f.conflict(fld, ReasonCaseVariant)
+			return true
+		case seen:
+			f.conflict(fld, ReasonDuplicate)
+		}
+		seen = true
+		f.IncludeUsage = f.boolean(fld, val[s:e])
+		return true
+	}, &done)
+}
+
+// conflict records the first conflict.
+func (f *Fields) conflict(fld field, reason string) {
+	if f.Conflict.Reason == "" {
+		f.Conflict = Conflict{Field: fld.String(), Reason: reason}
+	}
+}
+
+// checkString reports a string value that decoders may read differently.
+func (f *Fields) checkString(fld field, s []byte) {
+	if !validString(s) {
+		f.conflict(fld, ReasonInvalid)
+	}
+}
+
+// boolean reads true, false or null (false); anything else is a conflict.
+func (f *Fields) boolean(fld field, val []byte) bool {
+	switch string(val) {
+	case "true":
+		return true
+	case "false", "null":
+	default:
+		f.conflict(fld, ReasonType)
+	}
+	return false
+}
+
+// tokens reads a max tokens value; anything but a number or null is a
+// conflict.
+func (f *Fields) tokens(fld field, val []byte) int {
+	n, ok := tokenCount(val)
+	if !ok {
+		f.conflict(fld, ReasonType)
+	}
+	return n
+}
+
+// stringContent returns the content of the string literal val.
+func stringContent(val []byte) ([]byte, bool) {
+	if len(val) >= 2 && val[0] == '"' {
+		return val[1 : len(val)-1], true
+	}
+	return nil, false
+}
+
+// ModelName returns the model decoded as encoding/json decodes it (escapes
+// resolved; invalid UTF-8 and lone surrogates as U+FFFD, which Conflict
+// reports), or "" if absent or not a string. It is what to look up, allow
+// and price: "ch\u0065ap" is "cheap".
+func (f Fields) ModelName() string { return unquote(f.Model) }
+
+// UserID returns the user decoded as ModelName decodes the model, or "".
+func (f Fields) UserID() string { return unquote(f.User) }
 
 // Members calls fn with the key (unquoted, still escaped) and the raw
 // value of each member of the JSON object at the start of obj (white space
 // around it allowed), in order, until fn returns false. It reports whether
 // it read the whole object and fn never stopped it. Values are skipped,
-// not validated: pair it with encoding/json where that matters.
+// not validated: pair it with encoding/json where that matters. Keys are
+// not decoded: a caller that matches them must treat a key with a
+// backslash as unusual, or decode it.
 func Members(obj []byte, fn func(key, value []byte) bool) bool {
 	s := scanner{b: obj}
 	stopped, complete := false, false
@@ -97,15 +229,16 @@ func Members(obj []byte, fn func(key, value []byte) bool) bool {
 }
 
 // WithModel returns body with its "model" value (at f.ModelAt) replaced by
-// model, or body itself when the model is absent or already that.
+// model, written as a JSON string, or body itself when the model is absent
+// or already decodes to model. Only the last "model" member is replaced:
+// refuse a body with a Conflict before rewriting it.
 func (f Fields) WithModel(body []byte, model string) []byte {
-	if f.Model == nil || string(f.Model) == model {
+	if f.Model == nil || equalUnquoted(f.Model, model) {
 		return body
 	}
-	q := strconv.Quote(model)
-	out := make([]byte, 0, len(body)-(f.ModelAt[1]-f.ModelAt[0])+len(q))
+	out := make([]byte, 0, len(body)-(f.ModelAt[1]-f.ModelAt[0])+len(model)+2)
 	out = append(out, body[:f.ModelAt[0]]...)
-	out = append(out, q...)
+	out = appendQuoted(out, model)
 	return append(out, body[f.ModelAt[1]:]...)
 }
 
@@ -113,6 +246,8 @@ func (f Fields) WithModel(body []byte, model string) []byte {
 // ("stream_options": {"include_usage": true} added as its first member), or
 // body itself when it already has stream_options or is not an object. A
 // gateway uses it to price streamed answers whose clients did not ask.
+// Keys are matched decoded, so an escaped "stream_\u006fptions" counts as
+// stream_options and is not doubled.
 func (f Fields) WithIncludeUsage(body []byte) []byte {
 	if f.StreamOptions || !f.Object {
 		return body
@@ -139,123 +274,3 @@ func (f Fields) WithIncludeUsage(body []byte) []byte {
 // Tokens estimates the tokens a request of bodyLen bytes will use: about
 // four bytes a token of input, plus the output it asks for.
 func (f Fields) Tokens(bodyLen int) int { return bodyLen/4 + f.MaxTokens }
-
-// scanner walks JSON just well enough to skip values; it never allocates.
-type scanner struct {
-	b []byte
-	i int
-}
-
-// object calls fn for each member of the object at the scanner's position,
-// with the key (unquoted, still escaped) and the value's span, until fn
-// returns false, and sets *complete when the object ends properly.
-func (s *scanner) object(fn func(key []byte, vStart, vEnd int) bool, complete *bool) {
-	if !s.expect('{') {
-		return
-	}
-	s.space()
-	if s.peek() == '}' {
-		*complete = true
-		return
-	}
-	for {
-		kStart, kEnd, ok := s.str()
-		if !ok || !s.expect(':') {
-			return
-		}
-		s.space()
-		vStart := s.i
-		if !s.value() {
-			return
-		}
-		if !fn(s.b[kStart+1:kEnd-1], vStart, s.i) {
-			return
-		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			*complete = true
-			return
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\n' || s.b[s.i] == '\r' || s.b[s.i] == '\t') {
-		s.i++
-	}
-}
-
-func (s *scanner) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) expect(c byte) bool {
-	s.space()
-	if s.peek() != c {
-		return false
-	}
-	s.i++
-	return true
-}
-
-// str consumes a string and returns its span, quotes included.
-func (s *scanner) str() (start, end int, ok bool) {
-	s.space()
-	if s.peek() != '"' {
-		return 0, 0, false
-	}
-	start = s.i
-	for s.i++; s.i < len(s.b); s.i++ {
-		switch s.b[s.i] {
-		case '\\':
-			s.i++
-		case '"':
-			s.i++
-			return start, s.i, true
-		}
-	}
-	return 0, 0, false
-}
-
-// value consumes one JSON value of any kind.
-func (s *scanner) value() bool {
-	switch s.peek() {
-	case '"':
-		_, _, ok := s.str()
-		return ok
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				if _, _, ok := s.str(); !ok {
-					return false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return true
-				}
-			}
-			s.i++
-		}
-		return false
-	}
-	start := s.i
-	for s.i < len(s.b) && strings.IndexByte(",}] \n\r\t", s.b[s.i]) < 0 {
-		s.i++
-	}
-	return s.i > start
-}

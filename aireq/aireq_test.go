@@ -64,16 +64,6 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-func BenchmarkScan(b *testing.B) {
-	body := []byte(`{"model":"gpt-4.1","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello in one word."}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if f := Scan(body); !f.Stream {
-			b.Fatal("not scanned")
-		}
-	}
-}
-
 func TestWithIncludeUsage(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{`{"model":"m","stream":true}`, `{"stream_options":{"include_usage":true},"model":"m","stream":true}`},

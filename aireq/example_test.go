@@ -16,3 +16,24 @@ func ExampleScan() {
 	// gpt-4.1 true 100 123
 	// {"model":"deepseek-chat","stream":true,"max_tokens":100,"messages":[{"role":"user","content":"hi"}]}
 }
+
+// Refuse a body whose routing fields decoders may read differently: here
+// the gateway would see "cheap" and the upstream, which decodes the escape
+// and keeps the last duplicate, would run o1-pro.
+func ExampleScan_conflict() {
+	body := []byte(`{"model":"cheap","mod\u0065l":"o1-pro","messages":[]}`)
+	f := aireq.Scan(body)
+	if f.Conflict.Reason != "" {
+		fmt.Printf("400, param %q: %s\n", f.Conflict.Field, f.Conflict)
+	}
+	// Output:
+	// 400, param "model": model: duplicate
+}
+
+// Compare models decoded: an escaped spelling is the same model.
+func ExampleFields_ModelName() {
+	f := aireq.Scan([]byte(`{"model":"ch\u0065ap"}`))
+	fmt.Println(string(f.Model), f.ModelName())
+	// Output:
+	// ch\u0065ap cheap
+}
