@@ -91,6 +91,9 @@ func (w *walk) skip(ep *endpoint, model string, err error, wait time.Duration) s
 func (w *walk) attempt(ep *endpoint, n int, last bool) step {
 	ctx := w.req.Context()
 	modelBytes := w.r.Model
+	if bytes.IndexByte(modelBytes, '\\') >= 0 {
+		modelBytes = []byte(w.r.ModelName()) // one breaker per model as the upstream reads it
+	}
 	if ep.Model != "" {
 		modelBytes = []byte(ep.Model)
 	}

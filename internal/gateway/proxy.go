@@ -121,7 +121,12 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			return
 		}
 		if messages {
-			if x.model = string(aireq.Scan(body).Model); x.model == "" {
+			nf := aireq.Scan(body)
+			if c := nf.Conflict; c.Reason != "" {
+				x.ambiguous(c)
+				return
+			}
+			if x.model = nf.ModelName(); x.model == "" {
 				x.badRequest("model", "model: Field required")
 				return
 			}
@@ -136,7 +141,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		if !ok {
 			return
 		}
-		model := string(f.Model)
+		model := f.ModelName() // as the upstream reads it
 		if c != nil && c.models != nil && !c.models[model] {
 			x.error(http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
 				"Your key is not allowed to use the model `"+model+"`.")
@@ -189,7 +194,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		req := &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
-			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), string(f.User)),
+			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
 			Flow:    x.client, Weight: x.weight(),
 		}
 		if x.stream {
@@ -343,12 +348,36 @@ func (x *exchange) logOutcome(w *recorder) string {
 	return "ok"
 }
 
+// ambiguous refuses a body whose routing fields a decoder could read
+// otherwise than the gateway did (a duplicate, a case variant, an escaped
+// or invalid key, a wrong type): what the gateway routes, allows and
+// prices must be what the upstream runs.
+func (x *exchange) ambiguous(c aireq.Conflict) {
+	field := c.Field
+	msg := "The request body is ambiguous: "
+	switch c.Reason {
+	case aireq.ReasonDuplicate:
+		msg += "the field '" + field + "' appears more than once (counting escaped and differently written names)."
+	case aireq.ReasonCaseVariant:
+		msg += "a field is named like '" + field + "' but not exactly so; send it as '" + field + "'."
+	case aireq.ReasonType:
+		msg += "the field '" + field + "' has the wrong type."
+	default:
+		msg += "a field name or value is not valid JSON text (invalid UTF-8, a lone surrogate, an unknown escape)."
+	}
+	x.badRequest(field, msg)
+}
+
 // validate checks the body is a JSON object with what the operation needs,
 // answering 400 with a precise message when it is not.
 func (x *exchange) validate(body []byte, chat bool) (aireq.Fields, bool) {
 	f := aireq.Scan(body)
 	if !f.Object || !json.Valid(body) {
 		x.badRequest("", "We could not parse the JSON body of your request. The body must be a JSON object.")
+		return f, false
+	}
+	if c := f.Conflict; c.Reason != "" {
+		x.ambiguous(c)
 		return f, false
 	}
 	if len(f.Model) == 0 {

@@ -24,7 +24,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	model := string(aireq.Scan(body).Model)
+	model := aireq.Scan(body).ModelName()
 	chat, err := anthropic.FromMessagesRequest(body)
 	if err != nil {
 		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
