@@ -133,7 +133,7 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	}
 	cost := x.alias.Price(a.Target).Cost(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens)
 	dCost, dIn, dOut := cost-x.cost, u.PromptTokens-x.tokensIn, u.CompletionTokens-x.tokensOut
-	x.cost, x.tokensIn, x.tokensOut, x.priced = cost, u.PromptTokens, u.CompletionTokens, true
+	x.cost, x.tokensIn, x.tokensOut, x.priced, x.served = cost, u.PromptTokens, u.CompletionTokens, true, a
 	// The client's budget is settled once, at the end (settleBudget).
 	x.w.Header().Set("X-Fusebox-Cost", formatUSD(x.prior+cost))
 	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)

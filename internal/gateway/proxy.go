@@ -89,6 +89,9 @@ type exchange struct {
 	reserved          float64
 	priced, delivered bool
 	tpm               limit.Reservation
+	// served is the attempt whose usage was priced last: its target's
+	// tpm is settled from it at the end.
+	served *router.Attempt
 }
 
 // error writes an error in the client's API's shape.
@@ -186,7 +189,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			// Ask for the usage the client did not, to price the answer
 			// (and count it against budgets); the usage chunk is kept from
 			// the client, who did not ask for it.
-			if b := f.WithIncludeUsage(body); len(b) != len(body) {
+			if b := withUsage(f, body); b != nil {
 				body, f, x.hideUsage = b, aireq.Scan(b), true
 			}
 		}
@@ -210,6 +213,34 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			x.serve(ctx)
 		}
 	}
+}
+
+// withUsage returns body asking the upstream for the stream's usage, or
+// nil when it cannot be rewritten: stream_options is added, or, when the
+// client sent one without include_usage (or with include_usage: false),
+// its include_usage is set. A client cannot make its stream free.
+func withUsage(f aireq.Fields, body []byte) []byte {
+	if !f.StreamOptions {
+		if b := f.WithIncludeUsage(body); len(b) != len(body) {
+			return b
+		}
+		return nil
+	}
+	var m map[string]json.RawMessage
+	var opts map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || json.Unmarshal(m["stream_options"], &opts) != nil {
+		return nil
+	}
+	if opts == nil {
+		opts = map[string]json.RawMessage{}
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	m["stream_options"], _ = json.Marshal(opts)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // readBody reads the request body within the server block's size and
@@ -285,11 +316,12 @@ func (x *exchange) paced(c *client, tokens int) bool {
 	return false
 }
 
-// settleTokens corrects the client's tpm reservation with the tokens the
-// answers used, when their usage is known.
+// settleTokens corrects the client's and the serving target's tpm
+// reservations with the tokens the answer used, when its usage is known.
 func (x *exchange) settleTokens() {
 	if x.priced {
 		x.tpm.Settle(x.tokensIn + x.tokensOut)
+		x.served.Used(x.tokensIn + x.tokensOut)
 	}
 }
 

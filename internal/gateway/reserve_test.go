@@ -96,3 +96,60 @@ func TestStreamWithoutUsageIsChargedItsReservation(t *testing.T) {
 		t.Errorf("charged $%s; want about the reservation, $%s", strconv.FormatFloat(1-left, 'g', 3, 64), strconv.FormatFloat(want, 'g', 3, 64))
 	}
 }
+
+// A client that sends stream_options with include_usage: false still has
+// its stream priced: the gateway asks the upstream for the usage and keeps
+// the usage chunk from the client, as it asked.
+func TestStreamCannotBeMadeFreeWithIncludeUsageFalse(t *testing.T) {
+	var sent string
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunk(`{"role":"assistant","content":"hi"}`))
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}`+"\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 1}}\n" + twoTargets
+	srv, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"smart","stream":true,"stream_options":{"include_usage":false},"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer kw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sent = p.bodies[0]
+	if !strings.Contains(sent, `"include_usage":true`) {
+		t.Errorf("upstream was sent %s; want include_usage true", sent)
+	}
+	if strings.Contains(string(b), `"usage"`) {
+		t.Errorf("the client, which asked for no usage, got the usage chunk:\n%s", b)
+	}
+	// 3 + 3 tokens at $2/$8 per Mtok.
+	if left := srv.budgetsLeft()[0].Daily; 1-left < 0.00003-1e-12 || 1-left > 0.00003+1e-12 {
+		t.Errorf("charged $%g; want $0.00003", 1-left)
+	}
+}
+
+// A target's tpm reservation is corrected from the answer's usage: a
+// request that reserved for its max_tokens and used six tokens leaves room
+// for the next.
+func TestTargetTPMIsSettledFromUsage(t *testing.T) {
+	p := newUpstream(t, chatOK("primary")) // 3 + 3 tokens
+	cfg := strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {tpm: 1000, max_wait: 10ms}}`, 1)
+	_, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("secondary")))
+	for i := range 3 {
+		resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"smart","max_tokens":500,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Fusebox-Target"); got != "primary/gpt-4.1" {
+			t.Fatalf("request %d served by %q (tried %q); want the primary: its tpm settled at the 6 tokens used",
+				i+1, got, resp.Header.Get("X-Fusebox-Tried"))
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/limit"
 )
 
 // Attempt is an upstream answer handed to the caller.
@@ -38,11 +39,12 @@ type Attempt struct {
 	w       *Walk
 	permit  breaker.Permit
 	started int64
-	queued  time.Duration   // waited for the target's limits
-	retry   bool            // not the walk's first attempt on this target
-	hedge   bool            // sent as a hedge
-	lost    atomic.Bool     // canceled because another attempt won the race
-	ctx     context.Context // the attempt's own, ended when it is cut or closed
+	queued  time.Duration     // waited for the target's limits
+	tokens  limit.Reservation // of the target's tpm, settled by Used
+	retry   bool              // not the walk's first attempt on this target
+	hedge   bool              // sent as a hedge
+	lost    atomic.Bool       // canceled because another attempt won the race
+	ctx     context.Context   // the attempt's own, ended when it is cut or closed
 	cancel  context.CancelCauseFunc
 	watch   watch
 	done    atomic.Bool
@@ -105,6 +107,10 @@ func (a *Attempt) TTFB() time.Duration {
 	}
 	return 0
 }
+
+// Used corrects the target's token-rate reservation with the tokens the
+// answer's usage reported. Call it once, with the final count.
+func (a *Attempt) Used(tokens int) { a.tokens.Settle(tokens) }
 
 // Succeed reports that a delivered answer completed.
 func (a *Attempt) Succeed() {

@@ -13,6 +13,7 @@ import (
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/limit"
 	"github.com/fuseboxhq/fusebox/retry"
 )
 
@@ -236,7 +237,7 @@ func (w *Walk) admit(ctx context.Context, t *Target) *Attempt {
 	if t.Limited() {
 		// Only a target with limits can make the attempt wait.
 		queued := w.r.now()
-		if reason, until, ok := w.limits(ctx, t); !ok {
+		if reason, until, ok := w.limits(ctx, a); !ok {
 			permit.Ignore()
 			w.skip(t, reason, until)
 			return nil
@@ -369,13 +370,16 @@ func (w *Walk) ready(a *Attempt) error {
 // waiting requests reach the rate limit in weighted fair order; the one
 // holding the turn reserves its slot and waits for it. Turn and slot
 // together wait at most the target's MaxWait.
-func (w *Walk) limits(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
+func (w *Walk) limits(ctx context.Context, a *Attempt) (reason string, until int64, ok bool) {
+	t := a.Target
 	if t.pacer != nil {
-		if _, ok, _ := t.pacer.TryReserve(w.req.Tokens); !ok {
-			if reason, until, ok := w.paced(ctx, t); !ok {
+		r, ok, _ := t.pacer.TryReserve(w.req.Tokens)
+		if !ok {
+			if r, reason, until, ok = w.paced(ctx, t); !ok {
 				return reason, until, false
 			}
 		}
+		a.tokens = r
 	}
 	if t.bulk != nil {
 		if err := t.bulk.AcquireFlow(ctx, w.req.Flow, w.req.Weight); err != nil {
@@ -386,15 +390,15 @@ func (w *Walk) limits(ctx context.Context, t *Target) (reason string, until int6
 }
 
 // paced waits for t's turn and then for a slot of its rate limit.
-func (w *Walk) paced(ctx context.Context, t *Target) (reason string, until int64, ok bool) {
+func (w *Walk) paced(ctx context.Context, t *Target) (res limit.Reservation, reason string, until int64, ok bool) {
 	start := w.r.now()
 	if err := t.turn.AcquireFlow(ctx, w.req.Flow, w.req.Weight); err != nil {
-		return "rate limited", 0, false
+		return res, "rate limited", 0, false
 	}
 	defer t.turn.Release()
 	r, wait := t.pacer.Reserve(w.req.Tokens)
 	if wait == 0 {
-		return "", 0, true
+		return r, "", 0, true
 	}
 	now := w.r.now()
 	left := t.maxWait - time.Duration(now-start)
@@ -403,13 +407,13 @@ func (w *Walk) paced(ctx context.Context, t *Target) (reason string, until int64
 	}
 	if wait > left {
 		r.Cancel()
-		return "rate limited", now + int64(wait), false
+		return res, "rate limited", now + int64(wait), false
 	}
 	if err := clock.Sleep(ctx, w.r.clk, wait); err != nil {
 		r.Cancel()
-		return "rate limited", 0, false
+		return res, "rate limited", 0, false
 	}
-	return "", 0, true
+	return r, "", 0, true
 }
 
 // call builds the upstream call: the body with t's model, the key, and the
