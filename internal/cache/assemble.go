@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
+	"unicode/utf8"
 )
 
 // Errors from an Assembler.
@@ -73,7 +75,10 @@ type chunk struct {
 
 // Add takes the data of one event; it keeps no reference to data, so the
 // caller may reuse it. The [DONE] sentinel is ignored. After an error,
-// every later Add and Result return the same error.
+// every later Add and Result return the same error. A chunk whose deltas
+// decoders could read differently (a key given twice, a field that is a
+// string in one delta and not in another, content that is not a string)
+// is ErrNotChunk: such a stream is not worth keeping.
 func (a *Assembler) Add(data []byte) error {
 	if a.err != nil {
 		return a.err
@@ -105,7 +110,10 @@ func (a *Assembler) Add(data []byte) error {
 	}
 	for _, cc := range ck.Choices {
 		ch := c.choice(cc.Index)
-		ch.addDelta(cc.Delta)
+		if ch.addDelta(cc.Delta, false) != nil {
+			a.err = ErrNotChunk
+			return a.err
+		}
 		ch.addLogprobs(cc.Logprobs)
 		if !isNull(cc.FinishReason) {
 			ch.finish = compact(cc.FinishReason)
@@ -121,82 +129,181 @@ func first(dst *json.RawMessage, src json.RawMessage) {
 	}
 }
 
-func (ch *choice) addDelta(delta []byte) {
+// errMalformed is a delta or stored message that has no one reading: a
+// key given twice, a field of the wrong type, a field that is a string in
+// one delta and not in another.
+var errMalformed = errors.New("cache: malformed message")
+
+// addDelta adds a delta, or a stored message (whole: its tool calls are
+// placed by position, not by any "index" they carry). Null members count
+// as absent; a delta that is not an object adds nothing.
+func (ch *choice) addDelta(delta []byte, stored bool) error {
+	if dupKey(delta) {
+		return errMalformed
+	}
+	var err error
 	members(delta, func(key string, val []byte) {
-		switch key {
-		case "role":
-			if s, ok := stringValue(val); ok && len(s) > 0 {
-				ch.role = string(s)
-			}
-		case "tool_calls":
-			ch.addToolCalls(val)
-		case "function_call":
-			if ch.fn == nil {
-				ch.fn = &toolCall{}
-			}
-			ch.fn.addFunction(val)
-		default:
-			if s, ok := stringValue(val); ok {
-				t := ch.text(key)
-				t.val, t.set = append(t.val, s...), true
-			} else if !isNull(val) {
-				ch.setRaw(key, compact(val))
-			}
+		if err == nil {
+			err = ch.addMember(key, val, stored)
 		}
 	})
+	return err
 }
 
-// addToolCalls adds a delta's tool_calls; a call without an index takes
-// its position in the list.
-func (ch *choice) addToolCalls(list []byte) {
+func (ch *choice) addMember(key string, val []byte, stored bool) error {
+	s, isString := stringValue(val)
+	null := isNull(val)
+	switch {
+	case key == "tool_calls":
+		return ch.addToolCalls(val, stored)
+	case key == "function_call":
+		if null {
+			return nil
+		}
+		if ch.fn == nil {
+			ch.fn = &toolCall{}
+		}
+		return ch.fn.addFunction(val)
+	case null:
+	case key == "role":
+		if !isString {
+			return errMalformed
+		}
+		if len(s) > 0 {
+			ch.role = string(s)
+		}
+	case isString:
+		if ch.raw(key) {
+			return errMalformed
+		}
+		t := ch.text(key)
+		t.val, t.set = append(t.val, s...), true
+	case key == "content", key == "refusal", ch.hasText(key):
+		return errMalformed // content parts have no delta form
+	default:
+		ch.setRaw(key, compact(val))
+	}
+	return nil
+}
+
+// addToolCalls adds a delta's tool_calls; a call without an index (or any
+// call of a stored message) takes its position in the list.
+func (ch *choice) addToolCalls(list []byte, stored bool) error {
+	if isNull(list) {
+		return nil
+	}
 	var calls []json.RawMessage
 	if json.Unmarshal(list, &calls) != nil {
-		return
+		return errMalformed
 	}
 	for pos, raw := range calls {
-		var tc struct {
-			Index *int    `json:"index"`
-			ID    *string `json:"id"`
-			Type  *string `json:"type"`
-		}
-		if json.Unmarshal(raw, &tc) != nil {
-			continue
+		if firstByte(raw) != '{' || dupKey(raw) {
+			return errMalformed
 		}
 		idx := pos
-		if tc.Index != nil {
-			idx = *tc.Index
-		}
-		t := ch.tool(idx)
-		if tc.ID != nil && t.id == "" {
-			t.id = *tc.ID
-		}
-		if tc.Type != nil && t.typ == "" {
-			t.typ = *tc.Type
-		}
+		var err error
 		members(raw, func(key string, val []byte) {
-			if key == "function" {
-				t.addFunction(val)
+			if key == "index" && !stored && !isNull(val) && json.Unmarshal(val, &idx) != nil {
+				err = errMalformed
 			}
 		})
+		if err != nil {
+			return err
+		}
+		t := ch.tool(idx)
+		members(raw, func(key string, val []byte) {
+			switch {
+			case err != nil:
+			case key == "function":
+				err = t.addFunction(val)
+			case key == "id":
+				err = setFirst(&t.id, val)
+			case key == "type":
+				err = setFirst(&t.typ, val)
+			}
+		})
+		if err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // addFunction adds a {"name", "arguments"} delta.
-func (t *toolCall) addFunction(fn []byte) {
+func (t *toolCall) addFunction(fn []byte) error {
+	if isNull(fn) {
+		return nil
+	}
+	if firstByte(fn) != '{' || dupKey(fn) {
+		return errMalformed
+	}
+	var err error
 	members(fn, func(key string, val []byte) {
-		s, ok := stringValue(val)
-		if !ok {
-			return
-		}
-		switch key {
-		case "name":
-			if t.name == "" {
-				t.name = string(s)
+		switch {
+		case err != nil:
+		case key == "name":
+			err = setFirst(&t.name, val)
+		case key == "arguments":
+			s, ok := stringValue(val)
+			if !ok && !isNull(val) {
+				err = errMalformed
 			}
-		case "arguments":
 			t.args = append(t.args, s...)
 		}
 	})
+	return err
+}
+
+// setFirst sets *dst to the string val if *dst is still empty; val must
+// be a string or null.
+func setFirst(dst *string, val []byte) error {
+	s, ok := stringValue(val)
+	switch {
+	case !ok && !isNull(val):
+		return errMalformed
+	case *dst == "":
+		*dst = string(s)
+	}
+	return nil
+}
+
+// dupKey reports whether the object obj has a key twice, keys compared as
+// decoders read them (escapes decoded, each invalid UTF-8 byte as U+FFFD):
+// decoders disagree on which one counts.
+func dupKey(obj []byte) bool {
+	var keys []string
+	var seen map[string]bool // once keys has grown long
+	dup := false
+	members(obj, func(k string, _ []byte) {
+		if !utf8.ValidString(k) {
+			k = string([]rune(k))
+		}
+		switch {
+		case dup:
+		case seen != nil:
+			dup = seen[k]
+			seen[k] = true
+		case slices.Contains(keys, k):
+			dup = true
+		case len(keys) == 16:
+			seen = make(map[string]bool, 2*len(keys))
+			for _, k := range keys {
+				seen[k] = true
+			}
+			seen[k] = true
+		default:
+			keys = append(keys, k)
+		}
+	})
+	return dup
+}
+
+// firstByte returns the first byte of the JSON value raw, 0 if none.
+func firstByte(raw []byte) byte {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 {
+		return raw[0]
+	}
+	return 0
 }
 
 func (ch *choice) addLogprobs(raw []byte) {

@@ -132,3 +132,34 @@ func TestEachPiece(t *testing.T) {
 		t.Fatalf("%d pieces do not rebuild the text", n)
 	}
 }
+
+// A stream whose deltas decoders read differently was assembled into one
+// reading, or into a body with a key twice: content given twice in a delta
+// joined ("ab"), a field that is a string in one delta and an object in
+// another written twice, content parts next to "content":null, a tool
+// call with a numeric id or a fractional index dropped. Such a stream is
+// not kept.
+func TestAssembleRefusesAmbiguousDeltas(t *testing.T) {
+	for _, deltas := range [][]string{
+		{`{"content":"a","content":"b"}`},
+		{`{"reasoning":"a"}`, `{"reasoning":{"x":1}}`},
+		{`{"reasoning":{"x":1}}`, `{"reasoning":"a"}`},
+		{`{"content":[{"type":"text","text":"x"}]}`},
+		{`{"role":1}`},
+		{`{"tool_calls":[{"index":0,"id":7}]}`},
+		{`{"tool_calls":[{"index":1.5,"id":"a"}]}`},
+		{`{"tool_calls":["x"]}`},
+		{`{"tool_calls":[{"index":0,"function":{"arguments":"{","arguments":"}"}}]}`},
+	} {
+		a := NewAssembler(0)
+		var err error
+		for _, d := range deltas {
+			if err = a.Add([]byte(`{"choices":[{"index":0,"delta":` + d + `}]}`)); err != nil {
+				break
+			}
+		}
+		if !errors.Is(err, ErrNotChunk) {
+			t.Errorf("%s: %v, want ErrNotChunk", deltas, err)
+		}
+	}
+}

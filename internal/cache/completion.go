@@ -71,6 +71,26 @@ func (c *choice) text(name string) *textField {
 	return &c.texts[len(c.texts)-1]
 }
 
+// hasText reports whether the choice has the string field name.
+func (c *choice) hasText(name string) bool {
+	for i := range c.texts {
+		if c.texts[i].name == name {
+			return c.texts[i].set
+		}
+	}
+	return false
+}
+
+// raw reports whether the choice has the non-string field name.
+func (c *choice) raw(name string) bool {
+	for i := range c.raws {
+		if c.raws[i].name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *choice) setRaw(name string, val json.RawMessage) {
 	for i := range c.raws {
 		if c.raws[i].name == name {

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -66,7 +67,8 @@ func hasDup(body []byte) bool {
 
 // FuzzAssemble feeds the Assembler arbitrary events (split on a blank
 // line): it must not panic, and whatever Result returns must be valid JSON
-// that Replay can stream back.
+// that Replay streams back, and that the Assembler rebuilds byte for byte
+// from the replay: an assembled completion is in canonical form.
 func FuzzAssemble(f *testing.F) {
 	f.Add(strings.Join(liveText, "\n\n"))
 	f.Add(strings.Join(liveTools, "\n\n"))
@@ -86,6 +88,7 @@ func FuzzAssemble(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("invalid JSON: %s", out)
 		}
+		checkOneReading(t, out)
 		events, err := Replay(Entry{Body: out}, true)
 		if err != nil {
 			return // content that has no delta form
@@ -100,8 +103,40 @@ func FuzzAssemble(f *testing.F) {
 				t.Fatalf("replayed event %q: %v", data, err)
 			}
 		}
-		if _, err := b.Result(); err != nil {
+		again, err := b.Result()
+		if err != nil {
 			t.Fatalf("replay of %s: %v", out, err)
 		}
+		if string(again) != string(out) {
+			t.Fatalf("assembled from its replay:\n%s\nwas\n%s", again, out)
+		}
 	})
+}
+
+// checkOneReading fails if a message of the chat.completion body has a key
+// twice, which decoders read differently.
+func checkOneReading(t *testing.T, body []byte) {
+	t.Helper()
+	var c struct {
+		Choices []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range c.Choices {
+		dec := json.NewDecoder(bytes.NewReader(ch.Message))
+		dec.Token() // {
+		seen := map[string]bool{}
+		for dec.More() {
+			k, _ := dec.Token()
+			if seen[k.(string)] {
+				t.Fatalf("key %q twice in %s", k, ch.Message)
+			}
+			seen[k.(string)] = true
+			var v json.RawMessage
+			dec.Decode(&v)
+		}
+	}
 }

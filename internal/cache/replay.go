@@ -26,7 +26,16 @@ const pieceSize = 96
 // a chunk with the finish_reason; then, when includeUsage is set (the
 // request's stream_options.include_usage) and the entry has usage, a chunk
 // with empty choices and the usage. With includeUsage every chunk also
-// carries "usage":null, as OpenAI's do.
+// carries "usage":null, as OpenAI's do. An empty string field (refusal
+// "") is one chunk with "", so that the stream says it too.
+//
+// A body is replayed only if its stream can say the same as the body says
+// to a client that decodes it; otherwise the error is ErrNotCompletion: a
+// choice whose message is not an object, a message key given twice (which
+// decoders read differently), content or refusal that is not a string,
+// tool calls that are not objects of string fields, and a body whose
+// stream would exceed sixteen times its size (plus 16 KiB), as only
+// bodies no model writes do (a long id repeated in every chunk).
 //
 // The events are slices of one buffer; they must not be modified.
 func Replay(e Entry, includeUsage bool) ([][]byte, error) {
@@ -78,15 +87,12 @@ func parseCompletion(body []byte) (*completion, error) {
 		fingerprint: compact(s.SystemFingerprint), tier: compact(s.ServiceTier), usage: compact(s.Usage),
 	}
 	for _, sc := range s.Choices {
-		if _, dup := c.choices[sc.Index]; dup {
+		if _, dup := c.choices[sc.Index]; dup || firstByte(sc.Message) != '{' {
 			return nil, ErrNotCompletion
 		}
 		ch := c.choice(sc.Index)
-		ch.addDelta(sc.Message)
-		for _, r := range ch.raws {
-			if r.name == "content" || r.name == "refusal" {
-				return nil, ErrNotCompletion // content parts: no delta form
-			}
+		if ch.addDelta(sc.Message, true) != nil {
+			return nil, ErrNotCompletion // no one reading, or no delta form
 		}
 		ch.addLogprobs(sc.Logprobs)
 		ch.finish = compact(sc.FinishReason)
@@ -100,6 +106,8 @@ type replayer struct {
 	ends   []int  // where each event ends in buf
 	head   []byte // the chunk's fields before "choices"
 	suffix string // what closes a chunk after its choices
+	max    int    // the most bytes buf may hold (maxReplay)
+	over   bool   // buf has passed max: the replay is given up
 }
 
 func replay(e Entry, includeUsage bool) ([]byte, []int, error) {
@@ -107,7 +115,7 @@ func replay(e Entry, includeUsage bool) ([]byte, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &replayer{buf: make([]byte, 0, 2*len(e.Body)+1024), suffix: "]}"}
+	r := &replayer{buf: make([]byte, 0, 2*len(e.Body)+1024), suffix: "]}", max: maxReplay(len(e.Body))}
 	r.head = append(r.head, `{"id":`...)
 	r.head = appendRawOr(r.head, c.id, `""`)
 	r.head = append(r.head, `,"object":"chat.completion.chunk","created":`...)
@@ -122,6 +130,9 @@ func replay(e Entry, includeUsage bool) ([]byte, []int, error) {
 	}
 	for _, ch := range c.choiceList() {
 		r.choice(ch)
+	}
+	if r.over {
+		return nil, nil, ErrNotCompletion
 	}
 	if includeUsage && c.usage != nil {
 		r.buf = append(r.buf, "data: "...)
@@ -154,10 +165,14 @@ func (r *replayer) choice(ch *choice) {
 	// Other text fields (reasoning) first, as live streams send them.
 	order := append(append(make([]textField, 0, len(ch.texts)), ch.texts[2:]...), ch.texts[:2]...)
 	for _, t := range order {
-		if !t.set {
-			continue
+		if !t.set || (len(t.val) == 0 && t.name == "content") {
+			continue // content "" is in the role chunk
 		}
 		name := appendString(nil, t.name)
+		if len(t.val) == 0 {
+			r.chunk(ch.index, append(append([]byte{'{'}, name...), `:""}`...), nil, nil)
+			continue
+		}
 		eachPiece(t.val, func(p []byte) {
 			d := append(append([]byte{'{'}, name...), ':')
 			d = append(appendString(d, p), '}')
@@ -222,6 +237,9 @@ func (r *replayer) toolCall(choice int, t *toolCall) {
 // chunk writes one event with one choice: its delta, logprobs and
 // finish_reason (nil for null).
 func (r *replayer) chunk(index int, delta, logprobs, finish []byte) {
+	if r.over {
+		return
+	}
 	b := append(r.buf, "data: "...)
 	b = append(b, r.head...)
 	b = append(b, `{"index":`...)
@@ -236,6 +254,7 @@ func (r *replayer) chunk(index int, delta, logprobs, finish []byte) {
 	b = append(b, r.suffix...)
 	r.buf = append(b, "\n\n"...)
 	r.ends = append(r.ends, len(r.buf))
+	r.over = len(r.buf) > r.max
 }
 
 // renderLogprobs returns the choice's logprobs object, or nil.
@@ -274,3 +293,9 @@ func eachPiece(s []byte, fn func([]byte)) {
 		s = s[n:]
 	}
 }
+
+// maxReplay is the most bytes of events Replay writes for a body of n
+// bytes. A live stream's framing costs a few times the text it carries;
+// only bodies no model writes cost more (thousands of empty tool calls, a
+// huge id repeated in every chunk), and those are not replayed.
+func maxReplay(n int) int { return 16*n + 16<<10 }

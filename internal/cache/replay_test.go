@@ -203,3 +203,102 @@ func TestReplayErrors(t *testing.T) {
 		}
 	}
 }
+
+// Regression tests for what FuzzReplay found; each names the bug.
+
+// replayed assembles the replay of a stored body again.
+func replayed(t *testing.T, body string) (string, error) {
+	t.Helper()
+	events, err := Replay(Entry{Body: []byte(body)}, true)
+	if err != nil {
+		return "", err
+	}
+	a := NewAssembler(0)
+	for _, ev := range events {
+		if err := a.Add(bytes.TrimSuffix(bytes.TrimPrefix(ev, []byte("data: ")), []byte("\n\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := a.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), nil
+}
+
+func storedBody(message string) string {
+	return `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":` + message + `,"logprobs":null,"finish_reason":"stop"}]}`
+}
+
+// Bodies that a stream cannot say the same as were replayed anyway: a
+// choice without a message (or with null or a string) as an empty
+// assistant answer; a key given twice as both values joined ("ab", where
+// decoders read "b"); a tool call whose id is a number, or that is not an
+// object, dropped; a non-string role as "assistant".
+func TestReplayRefusesWhatItCannotSay(t *testing.T) {
+	for _, body := range []string{
+		`{"choices":[{"index":0,"finish_reason":"stop"}]}`,
+		storedBody(`null`),
+		storedBody(`"hi"`),
+		storedBody(`{"content":"a","content":"b"}`),
+		storedBody(`{"content":"a","cont\u0065nt":"b"}`),
+		storedBody(`{"\ud800":"a","\udc00":"b"}`),
+		storedBody(`{"content":[{"type":"text","text":"x"}]}`),
+		storedBody(`{"role":5,"content":"x"}`),
+		storedBody(`{"tool_calls":{"id":"c"}}`),
+		storedBody(`{"tool_calls":[1,{"id":"c"}]}`),
+		storedBody(`{"tool_calls":[{"id":5,"function":{"name":"f","arguments":"{}"}}]}`),
+		storedBody(`{"tool_calls":[{"id":"c","function":{"name":"f","name":"g"}}]}`),
+		storedBody(`{"function_call":{"name":"f","arguments":{}}}`),
+	} {
+		var w bytes.Buffer
+		if _, err := Replay(Entry{Body: []byte(body)}, false); !errors.Is(err, ErrNotCompletion) {
+			t.Errorf("%s: replayed (%v)", body, err)
+		} else if err := WriteStream(&w, Entry{Body: []byte(body)}, false); err == nil || w.Len() > 0 {
+			t.Errorf("%s: WriteStream wrote %d bytes (%v)", body, w.Len(), err)
+		}
+	}
+}
+
+// A stored completion's tool calls carry no index; one that did ("index":0
+// on two calls) had its calls merged into one.
+func TestReplayStoredToolCallsByPosition(t *testing.T) {
+	got, err := replayed(t, storedBody(`{"role":"assistant","content":null,"tool_calls":[`+
+		`{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},`+
+		`{"index":0,"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}`))
+	if err != nil || !strings.Contains(got, `"id":"a"`) || !strings.Contains(got, `"id":"b"`) {
+		t.Errorf("%v: %s", err, got)
+	}
+}
+
+// An empty refusal or reasoning_content was not replayed, so the stream
+// said null (or nothing) where the body said "".
+func TestReplayEmptyStringFields(t *testing.T) {
+	got, err := replayed(t, storedBody(`{"role":"assistant","content":"ok","refusal":"","reasoning_content":""}`))
+	if err != nil || !strings.Contains(got, `"refusal":""`) || !strings.Contains(got, `"reasoning_content":""`) {
+		t.Errorf("%v: %s", err, got)
+	}
+}
+
+// "function_call":null made an empty legacy function call in the replay.
+func TestReplayFunctionCallNull(t *testing.T) {
+	got, err := replayed(t, storedBody(`{"role":"assistant","content":"x","function_call":null,"tool_calls":null}`))
+	if err != nil || strings.Contains(got, "function_call") || strings.Contains(got, "tool_calls") {
+		t.Errorf("%v: %s", err, got)
+	}
+}
+
+// Every chunk repeats the id and model, so a long id times a long content
+// made events quadratic in the body: 100 KB of each gave over 100 MB.
+func TestReplayBounded(t *testing.T) {
+	body := `{"id":"` + strings.Repeat("i", 100<<10) + `","choices":[{"index":0,"message":{"content":"` +
+		strings.Repeat("word ", 20<<10) + `"},"finish_reason":"stop"}]}`
+	if _, err := Replay(Entry{Body: []byte(body)}, true); !errors.Is(err, ErrNotCompletion) {
+		t.Errorf("replayed: %v", err)
+	}
+	// A long answer as models write it is replayed.
+	e := longEntry()
+	if events, err := Replay(e, true); err != nil || len(bytes.Join(events, nil)) > maxReplay(len(e.Body)) {
+		t.Errorf("long entry: %v", err)
+	}
+}

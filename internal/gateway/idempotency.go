@@ -26,7 +26,8 @@ type idempotency struct {
 	clk     clock.Clock
 	records *lru.Set[[32]byte, *idemRecord]
 
-	// mu guards ttl and maxBytes.
+	// mu guards ttl, maxBytes and the records' answers (stored and the
+	// fields after it) until their done is closed.
 	mu       sync.Mutex
 	ttl      time.Duration
 	maxBytes int64
@@ -89,7 +90,10 @@ func (s *idempotency) begin(client string, k [32]byte, body []byte) (rec *idemRe
 	hash := sha256.Sum256(body)
 	now := s.clk.Now()
 	if r, ok := s.records.Get(k); ok {
-		if !(r.stored && !now.Before(r.expires)) {
+		s.mu.Lock() // end writes stored and expires under it
+		expired := r.stored && !now.Before(r.expires)
+		s.mu.Unlock()
+		if !expired {
 			if r.hash != hash {
 				return nil, false, true
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -374,13 +375,27 @@ func decode(field string, raw json.RawMessage, v any) error {
 func jsonProblem(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		return "want " + jsonKind(ute.Type) + ", got " + article(ute.Value)
+		want := jsonKind(ute.Type)
+		if lit, ok := strings.CutPrefix(ute.Value, "number "); ok && (want == "an integer" || want == "a number") {
+			return numberProblem(want, lit)
+		}
+		return "want " + want + ", got " + article(ute.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return "not valid JSON at offset " + strconv.FormatInt(se.Offset, 10)
 	}
 	return "not valid JSON"
+}
+
+// numberProblem says what is wrong with the number lit where want (an
+// integer or a number) was wanted: a fraction, or out of range.
+func numberProblem(want, lit string) string {
+	f, err := strconv.ParseFloat(lit, 64)
+	if want == "an integer" && err == nil && f != math.Trunc(f) {
+		return "want an integer, got " + clipText(lit)
+	}
+	return "the number " + clipText(lit) + " is out of range"
 }
 
 // jsonKind names the JSON type a Go type decodes from.

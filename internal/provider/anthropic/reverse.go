@@ -1,18 +1,17 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // FromMessagesRequest translates an Anthropic Messages request body into
 // an OpenAI chat completion body, for Anthropic clients whose requests go
 // to OpenAI-compatible targets. A request that cannot be translated
-// faithfully gives a *RequestError naming the field.
+// faithfully gives a *RequestError naming the field
+// ("messages[1].content[0].input") and saying what is wrong in JSON's
+// words.
 //
 // Mapping: system (string or text blocks) → a leading system message;
 // user text → text parts, image blocks (base64 or url source) →
@@ -29,295 +28,233 @@ import (
 // Anthropic events); metadata.user_id → user. Ignored: cache_control,
 // thinking, service_tier. Refused: top_k, server tools (typed tools
 // other than "custom"), mcp_servers, container, and unknown fields.
+//
+// The request is read as Anthropic reads it: keys exactly (a "Text" key
+// is not text), the last of duplicate keys, values of the documented
+// types only (max_tokens a whole number of at least 1, tool_use input an
+// object), content required and not empty except in a final assistant
+// turn, and at least one message.
 func FromMessagesRequest(body []byte) ([]byte, error) {
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, &RequestError{Code: CodeInvalidValue, Message: "the request body is not a JSON object: " + jsonProblem(err)}
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		msg := "the request body is not a JSON object"
+		if err != nil {
+			msg += ": " + jsonProblem(err)
+		}
+		return nil, &RequestError{Code: CodeInvalidValue, Message: msg}
 	}
-	out := map[string]any{}
-	var msgs []map[string]any
+	r := reverser{req: reqObject{m: fields}, out: map[string]any{}}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		raw := fields[name]
-		if isNull(raw) {
+		if r.req.get(name) == nil {
 			continue
 		}
-		var err error
-		switch name {
-		case "model", "max_tokens", "temperature", "top_p":
-			out[name] = raw
-		case "stop_sequences":
-			out["stop"] = raw
-		case "stream":
-			var s bool
-			if err = decode(name, raw, &s); err == nil && s {
-				out["stream"] = true
-				out["stream_options"] = map[string]bool{"include_usage": true}
-			}
-		case "metadata":
-			var m struct {
-				UserID string `json:"user_id"`
-			}
-			if err = decode(name, raw, &m); err == nil && m.UserID != "" {
-				out["user"] = m.UserID
-			}
-		case "system":
-			var text string
-			if text, err = reverseText(name, raw); err == nil && text != "" {
-				msgs = append([]map[string]any{{"role": "system", "content": text}}, msgs...)
-			}
-		case "messages":
-			var turns []map[string]any
-			if turns, err = reverseMessages(raw); err == nil {
-				msgs = append(msgs, turns...)
-			}
-		case "tools":
-			err = reverseTools(raw, out)
-		case "tool_choice":
-			err = reverseToolChoice(raw, out)
-		case "thinking", "service_tier":
-			// The answer means the same without them.
-		case "top_k":
-			err = unsupported(name, "OpenAI-compatible targets have no top_k")
-		default:
-			err = unsupported(name, "")
-		}
-		if err != nil {
+		if err := r.field(name); err != nil {
 			return nil, err
 		}
 	}
-	if msgs == nil {
-		return nil, badValue("messages", CodeInvalidValue, "is required")
+	switch {
+	case r.req.get("messages") == nil:
+		return nil, r.req.required("messages")
+	case r.turns == 0:
+		return nil, badValue("messages", CodeInvalidValue, "at least one message is required")
 	}
-	out["messages"] = msgs
-	return json.Marshal(out)
+	if r.system != "" {
+		r.msgs = slices.Insert(r.msgs, 0, map[string]any{"role": "system", "content": r.system})
+	}
+	r.out["messages"] = r.msgs
+	return json.Marshal(r.out)
 }
 
-// messagesBlock is any content block of an Anthropic request.
-type messagesBlock struct {
-	Type   string `json:"type"`
-	Text   string `json:"text"`
-	Source struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-		URL       string `json:"url"`
-	} `json:"source"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
+// reverser holds a translation in progress.
+type reverser struct {
+	req    reqObject      // the client's request
+	out    map[string]any // the chat request's fields but messages
+	system string
+	msgs   []map[string]any
+	turns  int // the request's messages
 }
 
-// reverseBlocks reads content: a string is one text block.
-func reverseBlocks(at string, raw json.RawMessage) ([]messagesBlock, error) {
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := decode(at, raw, &s); err != nil {
-			return nil, err
+// field translates the top-level field name, which is not null.
+func (r *reverser) field(name string) error {
+	var err error
+	switch name {
+	case "model":
+		r.out[name], err = r.req.str(name)
+	case "max_tokens":
+		var n int64
+		if n, _, err = r.req.integer(name); err == nil && n < 1 {
+			err = badValue(name, CodeInvalidValue, "must be at least 1")
 		}
-		return []messagesBlock{{Type: "text", Text: s}}, nil
+		r.out[name] = n
+	case "temperature", "top_p":
+		r.out[name], _, err = r.req.number(name)
+	case "stop_sequences":
+		var stop []string
+		if stop, err = r.req.strings(name); len(stop) > 0 {
+			r.out["stop"] = stop
+		}
+	case "stream":
+		var s bool
+		if s, err = r.req.boolean(name); s {
+			r.out["stream"] = true
+			r.out["stream_options"] = map[string]bool{"include_usage": true}
+		}
+	case "metadata":
+		err = r.metadata()
+	case "system":
+		r.system, err = textContent(name, r.req.get(name))
+	case "messages":
+		err = r.messages()
+	case "tools":
+		err = r.tools()
+	case "tool_choice":
+		err = r.toolChoice()
+	case "thinking", "service_tier":
+		// The answer means the same without them.
+	case "top_k":
+		err = refuse(name, "they have no top_k")
+	default:
+		err = refuse(name, "")
 	}
-	var blocks []messagesBlock
-	err := decode(at, raw, &blocks)
-	return blocks, err
+	return err
 }
 
-// reverseText joins the text blocks of system or tool_result content.
-func reverseText(at string, raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || isNull(raw) {
-		return "", nil
-	}
-	blocks, err := reverseBlocks(at, raw)
+func (r *reverser) metadata() error {
+	m, err := r.req.object("metadata")
 	if err != nil {
-		return "", err
+		return err
 	}
-	var parts []string
-	for i, b := range blocks {
-		if b.Type != "text" {
-			return "", badValue(path(at, i, "type"), CodeUnsupportedValue, "only text is translated here, got "+strconv.Quote(b.Type))
-		}
-		parts = append(parts, b.Text)
+	user, err := m.str("user_id")
+	if user != "" {
+		r.out["user"] = user
 	}
-	return strings.Join(parts, "\n\n"), nil
+	return err
 }
 
-func reverseMessages(raw json.RawMessage) ([]map[string]any, error) {
-	var turns []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+func (r *reverser) messages() error {
+	turns, err := readArray("messages", r.req.get("messages"))
+	if err != nil {
+		return err
 	}
-	if err := decode("messages", raw, &turns); err != nil {
-		return nil, err
-	}
-	var out []map[string]any
-	for i, t := range turns {
-		at := path("messages", i, "content")
-		blocks, err := reverseBlocks(at, t.Content)
+	r.turns = len(turns)
+	for i, raw := range turns {
+		t, err := readObject(path("messages", i, ""), raw)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		role, err := t.needStr("role")
+		if err != nil {
+			return err
+		}
+		content := t.get("content")
+		if content == nil {
+			return t.required("content")
+		}
+		blocks, err := readBlocks(t.path("content"), content)
+		if err != nil {
+			return err
+		}
+		if len(blocks) == 0 && (role != "assistant" || i != len(turns)-1) {
+			return badValue(t.path("content"), CodeInvalidValue, "must not be empty except in a final assistant message")
 		}
 		var msgs []map[string]any
-		switch t.Role {
+		switch role {
 		case "user":
-			msgs, err = reverseUser(at, blocks)
+			msgs, err = reverseUser(blocks)
 		case "assistant":
-			msgs, err = reverseAssistant(at, blocks)
+			msgs, err = reverseAssistant(blocks)
 		default:
-			err = badValue(path("messages", i, "role"), CodeInvalidValue, "unknown role "+strconv.Quote(t.Role))
+			err = badValue(t.path("role"), CodeInvalidValue, "unknown role "+quoted(role))
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, msgs...)
-	}
-	return out, nil
-}
-
-func reverseUser(at string, blocks []messagesBlock) ([]map[string]any, error) {
-	var msgs []map[string]any
-	var parts []map[string]any
-	for i, b := range blocks {
-		bt := path(at, i, "")
-		switch b.Type {
-		case "text":
-			parts = append(parts, map[string]any{"type": "text", "text": b.Text})
-		case "image":
-			u, err := sourceURL(bt+".source", b, "image")
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": u}})
-		case "document":
-			if b.Source.Type != "base64" || b.Source.MediaType != "application/pdf" {
-				return nil, badValue(bt+".source", CodeUnsupportedValue, "only base64 PDF documents are translated")
-			}
-			parts = append(parts, map[string]any{"type": "file", "file": map[string]string{
-				"filename": "document.pdf", "file_data": "data:application/pdf;base64," + b.Source.Data}})
-		case "tool_result":
-			content, err := toolResultContent(bt+".content", b.Content)
-			if err != nil {
-				return nil, err
-			}
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": b.ToolUseID, "content": content})
-		default:
-			return nil, badValue(bt+".type", CodeUnsupportedValue, "content block "+strconv.Quote(b.Type)+" is not translated")
-		}
-	}
-	if len(parts) > 0 {
-		msgs = append(msgs, map[string]any{"role": "user", "content": parts})
-	}
-	return msgs, nil
-}
-
-func sourceURL(at string, b messagesBlock, kind string) (string, error) {
-	switch b.Source.Type {
-	case "base64":
-		return "data:" + b.Source.MediaType + ";base64," + b.Source.Data, nil
-	case "url":
-		return b.Source.URL, nil
-	}
-	return "", badValue(at+".type", CodeUnsupportedValue, kind+" source "+strconv.Quote(b.Source.Type)+" is not translated")
-}
-
-func reverseAssistant(at string, blocks []messagesBlock) ([]map[string]any, error) {
-	var text []string
-	var calls []map[string]any
-	for i, b := range blocks {
-		switch b.Type {
-		case "text":
-			text = append(text, b.Text)
-		case "tool_use":
-			args := "{}"
-			var buf bytes.Buffer
-			if len(b.Input) > 0 && !isNull(b.Input) && json.Compact(&buf, b.Input) == nil {
-				args = buf.String()
-			}
-			calls = append(calls, map[string]any{"id": b.ID, "type": "function",
-				"function": map[string]string{"name": b.Name, "arguments": args}})
-		case "thinking", "redacted_thinking":
-			// OpenAI-compatible targets take no reasoning back.
-		default:
-			return nil, badValue(path(at, i, "type"), CodeUnsupportedValue, "content block "+strconv.Quote(b.Type)+" is not translated")
-		}
-	}
-	m := map[string]any{"role": "assistant", "content": strings.Join(text, "")}
-	if len(calls) > 0 {
-		m["tool_calls"] = calls
-		if len(text) == 0 {
-			m["content"] = nil
-		}
-	}
-	return []map[string]any{m}, nil
-}
-
-func reverseTools(raw json.RawMessage, out map[string]any) error {
-	var tools []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
-	if err := decode("tools", raw, &tools); err != nil {
-		return err
-	}
-	var list []map[string]any
-	for i, t := range tools {
-		if t.Type != "" && t.Type != "custom" {
-			return badValue(path("tools", i, "type"), CodeUnsupportedValue, "server tool "+strconv.Quote(t.Type)+" is not translated")
-		}
-		fn := map[string]any{"name": t.Name}
-		if t.Description != "" {
-			fn["description"] = t.Description
-		}
-		if len(t.InputSchema) > 0 {
-			fn["parameters"] = t.InputSchema
-		}
-		list = append(list, map[string]any{"type": "function", "function": fn})
-	}
-	out["tools"] = list
-	return nil
-}
-
-func reverseToolChoice(raw json.RawMessage, out map[string]any) error {
-	var c toolChoice
-	if err := decode("tool_choice", raw, &c); err != nil {
-		return err
-	}
-	switch c.Type {
-	case "auto":
-		out["tool_choice"] = "auto"
-	case "any":
-		out["tool_choice"] = "required"
-	case "none":
-		out["tool_choice"] = "none"
-	case "tool":
-		out["tool_choice"] = map[string]any{"type": "function", "function": map[string]string{"name": c.Name}}
-	default:
-		return badValue("tool_choice.type", CodeInvalidValue, "unknown type "+strconv.Quote(c.Type))
-	}
-	if c.DisableParallelToolUse {
-		out["parallel_tool_calls"] = false
+		r.msgs = append(r.msgs, msgs...)
 	}
 	return nil
 }
 
-// toolResultContent is a tool result's content as OpenAI tool message
-// content: a string stays a string, text blocks become text parts.
-func toolResultContent(at string, raw json.RawMessage) (any, error) {
-	if len(raw) == 0 || isNull(raw) || raw[0] == '"' {
-		return reverseText(at, raw)
+func (r *reverser) tools() error {
+	list, err := readArray("tools", r.req.get("tools"))
+	if err != nil {
+		return err
 	}
-	blocks, err := reverseBlocks(at, raw)
+	var tools []map[string]any
+	for i, raw := range list {
+		t, err := readObject(path("tools", i, ""), raw)
+		if err != nil {
+			return err
+		}
+		fn, err := function(t)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, map[string]any{"type": "function", "function": fn})
+	}
+	if len(tools) > 0 {
+		r.out["tools"] = tools
+	}
+	return nil
+}
+
+// function returns a custom tool as an OpenAI function.
+func function(t reqObject) (map[string]any, error) {
+	typ, err := t.str("type")
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]map[string]string, 0, len(blocks))
-	for i, b := range blocks {
-		if b.Type != "text" {
-			return nil, badValue(path(at, i, "type"), CodeUnsupportedValue, "only text is translated in tool results, got "+strconv.Quote(b.Type))
-		}
-		parts = append(parts, map[string]string{"type": "text", "text": b.Text})
+	if typ != "" && typ != "custom" {
+		return nil, badValue(t.path("type"), CodeUnsupportedValue, "server tool "+quoted(typ)+" is not translated")
 	}
-	return parts, nil
+	name, err := t.needStr("name")
+	if err != nil {
+		return nil, err
+	}
+	fn := map[string]any{"name": name}
+	desc, err := t.str("description")
+	if err != nil {
+		return nil, err
+	}
+	if desc != "" {
+		fn["description"] = desc
+	}
+	if schema := t.get("input_schema"); schema != nil {
+		if kind(schema) != "an object" {
+			return nil, wantType(t.path("input_schema"), "an object", schema)
+		}
+		fn["parameters"] = rawJSON(schema)
+	}
+	return fn, nil
+}
+
+func (r *reverser) toolChoice() error {
+	c, err := r.req.object("tool_choice")
+	if err != nil {
+		return err
+	}
+	typ, err := c.needStr("type")
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case "auto":
+		r.out["tool_choice"] = "auto"
+	case "any":
+		r.out["tool_choice"] = "required"
+	case "none":
+		r.out["tool_choice"] = "none"
+	case "tool":
+		name, err := c.needStr("name")
+		if err != nil {
+			return err
+		}
+		r.out["tool_choice"] = map[string]any{"type": "function", "function": map[string]string{"name": name}}
+	default:
+		return badValue(c.path("type"), CodeInvalidValue, "unknown type "+quoted(typ))
+	}
+	serial, err := c.boolean("disable_parallel_tool_use")
+	if serial {
+		r.out["parallel_tool_calls"] = false
+	}
+	return err
 }

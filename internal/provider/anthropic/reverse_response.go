@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -10,12 +11,13 @@ import (
 type chatAnswer struct {
 	ID      string `json:"id"`
 	Model   string `json:"model"`
-	Choices []struct {
+	Choices []*struct {
 		Message struct {
 			Content   *string `json:"content"`
 			Refusal   *string `json:"refusal"`
 			ToolCalls []struct {
 				ID       string `json:"id"`
+				Type     string `json:"type"`
 				Function struct {
 					Name      string `json:"name"`
 					Arguments string `json:"arguments"`
@@ -65,19 +67,24 @@ type answerBlock struct {
 // end_turn, length → max_tokens, tool_calls and function_call → tool_use,
 // content_filter → refusal; usage prompt_tokens less cached_tokens →
 // input_tokens, cached_tokens → cache_read_input_tokens,
-// completion_tokens → output_tokens.
+// completion_tokens → output_tokens (negative counts as 0, cached_tokens
+// at most prompt_tokens).
+//
+// An answer that cannot be read is an error saying where, in JSON's words
+// (`the chat completion field "usage.prompt_tokens": want an integer, got
+// 1.5`); so is a tool call that is not a function call.
 func ToMessagesResponse(openAIBody []byte, model string) ([]byte, error) {
 	var a chatAnswer
 	if err := json.Unmarshal(openAIBody, &a); err != nil {
-		return nil, errors.New("anthropic: reading the chat completion: " + err.Error())
+		return nil, answerError(err)
 	}
-	if len(a.Choices) == 0 {
+	if len(a.Choices) == 0 || a.Choices[0] == nil {
 		return nil, errors.New("anthropic: the chat completion has no choices")
 	}
 	if model == "" {
 		model = a.Model
 	}
-	ch := &a.Choices[0]
+	ch := a.Choices[0]
 	m := messagesAnswer{
 		ID: messageID(a.ID), Type: "message", Role: "assistant", Model: model, Content: []answerBlock{},
 		StopReason: stopReason(ch.FinishReason), StopSequence: jsonNull, Usage: reverseUsage(a.Usage),
@@ -89,10 +96,14 @@ func ToMessagesResponse(openAIBody []byte, model string) ([]byte, error) {
 	if text != nil && *text != "" {
 		m.Content = append(m.Content, answerBlock{Type: "text", Text: text})
 	}
-	for _, tc := range ch.Message.ToolCalls {
+	for i, tc := range ch.Message.ToolCalls {
+		at := "anthropic: the chat completion's " + path("choices[0].message.tool_calls", i, "")
+		if tc.Type != "" && tc.Type != "function" {
+			return nil, errors.New(at + ".type: " + quoted(tc.Type) + " is not translated")
+		}
 		input, err := toolInput(tc.Function.Arguments)
 		if err != nil {
-			return nil, errors.New("anthropic: tool call " + tc.ID + " arguments " + err.Error())
+			return nil, errors.New(at + ".function.arguments " + err.Error())
 		}
 		m.Content = append(m.Content, answerBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
@@ -116,14 +127,28 @@ func reverseUsage(u *openAIUsage) anthropicUsage {
 	if u == nil {
 		return anthropicUsage{}
 	}
-	cached := 0
+	prompt, cached := max(u.PromptTokens, 0), 0
 	if u.PromptTokensDetails != nil {
-		cached = u.PromptTokensDetails.CachedTokens
+		cached = min(max(u.PromptTokensDetails.CachedTokens, 0), prompt)
 	}
 	return anthropicUsage{
-		InputTokens: max(u.PromptTokens-cached, 0), CacheReadInputTokens: cached,
-		OutputTokens: u.CompletionTokens,
+		InputTokens: prompt - cached, CacheReadInputTokens: cached,
+		OutputTokens: max(u.CompletionTokens, 0),
 	}
+}
+
+// answerError says why an upstream's chat.completion cannot be read, in
+// JSON's words: never Go's ("[]struct { … }"), which encoding/json's
+// errors hold.
+func answerError(err error) error {
+	msg := "anthropic: the chat completion "
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		msg += "field " + strconv.Quote(ute.Field) + ": " + jsonProblem(err)
+	} else {
+		msg += "is not a JSON object: " + jsonProblem(err)
+	}
+	return errors.New(msg)
 }
 
 // messageID makes an Anthropic-looking message ID from an OpenAI one.

@@ -227,3 +227,49 @@ func TestE2EMessagesClient(t *testing.T) {
 		}
 	}
 }
+
+// Regression tests for what FuzzToMessagesResponse found.
+
+// Errors quoted encoding/json, Go types and all ("cannot unmarshal object
+// into Go struct field chatAnswer.choices of type []struct { … }").
+func TestToMessagesResponseErrorsInJSONWords(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"id":{"a":1},"choices":[{"message":{"content":"x"}}]}`: `field "id": want a string, got an object`,
+		`{"choices":{"message":{}}}`:                             `field "choices": want an array, got an object`,
+		`[]`:                                                     `is not a JSON object: want an object, got an array`,
+		`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1e400}}`:              `field "usage.prompt_tokens": the number 1e400 is out of range`,
+		`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1.5}}`:                `field "usage.prompt_tokens": want an integer, got 1.5`,
+		`{"choices":[{"message":{"tool_calls":[{"id":"c\n","function":{"arguments":"[1]"}}]}}]}`: `choices[0].message.tool_calls[0].function.arguments must be a JSON object`,
+		`{"choices":[null]}`: `has no choices`,
+	} {
+		_, err := ToMessagesResponse([]byte(body), "")
+		if err == nil || !strings.Contains(err.Error(), want) || goSyntax.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s:\n got %v\nwant …%s", body, err, want)
+		}
+	}
+}
+
+// Negative usage counts went through as negative tokens, and cached_tokens
+// above prompt_tokens made more input tokens than the prompt had.
+func TestToMessagesResponseUsageClamped(t *testing.T) {
+	for body, want := range map[string]anthropicUsage{
+		`{"prompt_tokens":-10,"completion_tokens":-1,"prompt_tokens_details":{"cached_tokens":-5}}`: {},
+		`{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":50}}`:   {CacheReadInputTokens: 10, OutputTokens: 1},
+		`{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":4}}`:    {InputTokens: 6, CacheReadInputTokens: 4, OutputTokens: 1},
+	} {
+		out, err := ToMessagesResponse([]byte(`{"choices":[{"message":{"content":"x"}}],"usage":`+body+`}`), "m")
+		var m messagesAnswer
+		if err != nil || json.Unmarshal(out, &m) != nil || m.Usage != want {
+			t.Errorf("%s: %v %+v, want %+v", body, err, m.Usage, want)
+		}
+	}
+}
+
+// A tool call of another type than function (OpenAI's custom tools) became
+// a tool_use block with no name and an empty input.
+func TestToMessagesResponseRefusesOtherToolCalls(t *testing.T) {
+	_, err := ToMessagesResponse([]byte(`{"choices":[{"message":{"tool_calls":[{"id":"c","type":"custom","custom":{"name":"grep","input":"x"}}]}}]}`), "")
+	if err == nil || !strings.Contains(err.Error(), `tool_calls[0].type: "custom" is not translated`) {
+		t.Errorf("got %v", err)
+	}
+}
