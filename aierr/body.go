@@ -2,8 +2,10 @@ package aierr
 
 import (
 	"bytes"
-	"unicode/utf16"
+	"math/bits"
 	"unicode/utf8"
+
+	"github.com/fuseboxhq/fusebox/aireq"
 )
 
 // MaxBody is how much of a body the classifier reads: 64 KiB. Bytes past it
@@ -23,25 +25,29 @@ const MaxCodeLen = 64
 const maxMessageScan = 1024
 
 // bodyFields is what the classifier takes from a JSON body. The byte slices
-// point into the body and are valid only while it is being classified.
+// point into the body (or hold a decoded copy of a value with escapes) and
+// are valid only while it is being classified.
 type bodyFields struct {
-	json    bool // the body was JSON (so message has JSON escapes)
+	json    bool // the body was JSON (so messages have JSON escapes)
 	isError bool // an error object, "type":"error" or "object":"error" was seen
 
-	// Candidate codes, in the order they are consulted (most specific first).
+	// Candidate codes, decoded, in the order they are consulted (most
+	// specific first).
 	innerCode []byte // error.innererror.code (Azure)
 	errCode   []byte // error.code when a string (OpenAI, Azure, jobs)
 	reason    []byte // error.details[].reason (Gemini ErrorInfo)
 	errType   []byte // error.type (OpenAI, Anthropic)
 	errStatus []byte // error.status when a string (Gemini)
-	topCode   []byte // code at the root (job records, some hosts)
+	topCode   []byte // code at the root or in errors.data (job records, some hosts)
 	topType   []byte // type or error_type at the root (vLLM, TGI)
 	errString []byte // "error" when a string rather than an object
 
-	errNum int // error.code or root code when a number (Gemini, OpenRouter): a status
+	// HTTP statuses given as numeric codes (Gemini, OpenRouter): error.code,
+	// and code at the root or in errors.data.
+	errNum, topNum int
 
-	message []byte // the first message found, raw (JSON escapes not decoded)
-	msgPrio int    // rank of the field message came from; lower wins
+	msgs   [numMsgs]aireq.Text // the messages found, by where they came from
+	hasMsg uint8               // bit i: msgs[i] was found
 
 	retryDelay []byte // error.details[].retryDelay (Gemini RetryInfo)
 	quotaInfo  bool   // Gemini QuotaFailure violations were present
@@ -51,118 +57,50 @@ type bodyFields struct {
 	finishError bool   // finish_reason "error" (OpenRouter mid-stream)
 }
 
-// geminiBlockReasons are Gemini finish reasons that mean the
-// safety system stopped the answer.
-var geminiBlockReasons = [...]string{
-	"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+// Where a message may come from; the first found in this order is the
+// message.
+const (
+	msgError       = iota // error.message
+	msgJob                // errors.data[].message (OpenAI batch errors)
+	msgRoot               // message
+	msgDetail             // detail (FastAPI servers)
+	msgErrorString        // error, when a string
+	numMsgs
+)
+
+func (f *bodyFields) setMessage(from int, s aireq.Text, ok bool) {
+	if ok {
+		f.msgs[from], f.hasMsg = s, f.hasMsg|1<<from
+	} else {
+		f.hasMsg &^= 1 << from
+	}
 }
 
-// parseBody walks a JSON body into f. It reports whether the body was JSON.
+// message returns the message, raw (JSON escapes not decoded); ok is false
+// when there is none.
+func (f *bodyFields) message() (m aireq.Text, ok bool) {
+	if f.hasMsg == 0 {
+		return aireq.Text{}, false
+	}
+	return f.msgs[bits.TrailingZeros8(f.hasMsg)], true
+}
+
+// status returns the HTTP status a numeric code gave, error.code first; 0
+// if none.
+func (f *bodyFields) status() int {
+	if f.errNum != 0 {
+		return f.errNum
+	}
+	return f.topNum
+}
+
+// parse reads a JSON body into f. It reports whether the body was JSON (an
+// object or an array).
 func (f *bodyFields) parse(body []byte) bool {
 	if len(body) > MaxBody {
 		body = body[:MaxBody]
 	}
-	return walkJSON(body, f)
-}
-
-// visit is called by the JSON walker for each scalar.
-func (f *bodyFields) visit(path, raw []byte, str bool) {
-	switch string(path) {
-	case "error":
-		if str {
-			f.isError = true
-			f.errString = raw
-			f.setMessage(raw, 3)
-		}
-	case "error.message":
-		f.isError = true
-		f.setMessage(raw, 0)
-	case "error.code":
-		f.isError = true
-		f.code(&f.errCode, raw, str)
-	case "error.type":
-		f.isError = true
-		if str {
-			f.errType = raw
-		}
-	case "error.status":
-		if str {
-			f.errStatus = raw
-		}
-	case "error.innererror.code":
-		f.innerCode = raw
-	case "error.details.reason":
-		f.reason = raw
-	case "error.details.retryDelay":
-		f.retryDelay = raw
-	case "error.details.violations.quotaId", "error.details.violations.quotaMetric":
-		f.quotaInfo = true
-		if indexFold(raw, "perday") >= 0 {
-			f.perDay = true
-		}
-	case "errors.data.code": // OpenAI batch job errors
-		f.isError = true
-		f.code(&f.topCode, raw, str)
-	case "errors.data.message":
-		f.setMessage(raw, 1)
-	case "code":
-		f.code(&f.topCode, raw, str)
-	case "type":
-		if str && string(raw) == "error" {
-			f.isError = true
-		} else if str {
-			f.topType = raw
-		}
-	case "error_type":
-		f.isError = true
-		f.topType = raw
-	case "object":
-		if str && string(raw) == "error" {
-			f.isError = true
-		}
-	case "message":
-		f.setMessage(raw, 1)
-	case "detail":
-		f.setMessage(raw, 2)
-	case "choices.finish_reason":
-		switch string(raw) {
-		case "content_filter":
-			f.filtered = "content_filter"
-		case "error":
-			f.finishError = true
-		}
-	case "candidates.finishReason":
-		for _, r := range geminiBlockReasons {
-			if string(raw) == r {
-				f.filtered = r
-			}
-		}
-	case "promptFeedback.blockReason":
-		if str && len(raw) > 0 && string(raw) != "BLOCK_REASON_UNSPECIFIED" {
-			f.filtered = "PROMPT_BLOCKED"
-		}
-	case "stop_reason", "delta.stop_reason", "message.stop_reason":
-		if string(raw) == "refusal" { // Anthropic's safety classifiers
-			f.filtered = "refusal"
-		}
-	}
-}
-
-// code stores a code field: a string as is, a number as an embedded status.
-func (f *bodyFields) code(dst *[]byte, raw []byte, str bool) {
-	if str {
-		*dst = raw
-		return
-	}
-	if n, ok := atoiStatus(raw); ok && f.errNum == 0 {
-		f.errNum = n
-	}
-}
-
-func (f *bodyFields) setMessage(raw []byte, prio int) {
-	if f.message == nil || prio < f.msgPrio {
-		f.message, f.msgPrio = raw, prio
-	}
+	return readJSON(body, f)
 }
 
 // atoiStatus parses a three-digit HTTP status, as a JSON number or string.
@@ -180,80 +118,28 @@ func atoiStatus(b []byte) (int, bool) {
 	return n, n >= 100 && n <= 599
 }
 
-// decodeMessage decodes a raw JSON string's escapes into at most max bytes,
-// cut at a rune boundary, trimmed of surrounding space.
-func decodeMessage(raw []byte, max int) string {
-	var buf [MaxMessageLen + utf8.UTFMax]byte
-	if max > MaxMessageLen {
-		max = MaxMessageLen
-	}
+// decodeMessage decodes a JSON string into at most max bytes (whole
+// characters), trimmed of surrounding space. JSON's white-space escapes
+// (\n, \r, \t) read as spaces, \b and \f as nothing.
+func decodeMessage(m aireq.Text, max int) string {
+	max = min(max, MaxMessageLen)
+	raw := m.Raw()
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return trimmedString(raw, max) // the common case: nothing to decode
 	}
+	var buf [MaxMessageLen]byte
+	n, _ := m.Decode(buf[:max])
 	out := buf[:0]
-	for len(raw) > 0 && len(out) < max {
-		i := bytes.IndexByte(raw, '\\')
-		if i < 0 {
-			i = len(raw)
-		}
-		n := min(i, max-len(out))
-		out = append(out, raw[:n]...)
-		raw = raw[n:]
-		if n < i || len(raw) < 2 {
-			break
-		}
-		switch raw[1] {
-		case 'n', 'r', 't':
+	for _, c := range buf[:n] {
+		switch c {
+		case '\n', '\r', '\t':
 			out = append(out, ' ')
-		case 'b', 'f':
-		case 'u':
-			r, n := decodeU(raw[2:])
-			raw = raw[n:]
-			out = utf8.AppendRune(out, r)
-		default: // \" \\ \/ and anything unknown: the character itself
-			out = append(out, raw[1])
+		case '\b', '\f':
+		default:
+			out = append(out, c)
 		}
-		raw = raw[2:]
 	}
 	return trimmedString(out, max)
-}
-
-// decodeU decodes the hex digits after \u (and a following low surrogate),
-// returning the rune and how many bytes it consumed.
-func decodeU(b []byte) (rune, int) {
-	r, ok := hex4(b)
-	if !ok {
-		return utf8.RuneError, 0
-	}
-	if utf16.IsSurrogate(r) && len(b) >= 10 && b[4] == '\\' && b[5] == 'u' {
-		if r2, ok := hex4(b[6:]); ok {
-			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-				return d, 10
-			}
-		}
-	}
-	return r, 4
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // trimmedString returns b, cut to max bytes at a rune boundary and trimmed of

@@ -83,7 +83,8 @@ func (c *Classifier) readBody(body []byte, f *bodyFields) []byte {
 	}
 	if f.parse(body) {
 		f.json = true
-		return f.message
+		m, _ := f.message()
+		return m.Raw()
 	}
 	return textMessage(body)
 }
@@ -121,11 +122,11 @@ func ClassifyJobError(code, message string) Verdict {
 // (context length, content filter, capacity, quota); then overrides apply.
 func (c *Classifier) decide(status int, f *bodyFields, msg []byte) Verdict {
 	v := Verdict{Status: status}
-	if (status == 0 || status == http.StatusOK) && f.errNum != 0 {
-		status = f.errNum // OpenRouter and Gemini errors inside a 200 stream
+	if (status == 0 || status == http.StatusOK) && f.status() != 0 {
+		status = f.status() // OpenRouter and Gemini errors inside a 200 stream
 		v.Status = status
 	}
-	if (status == 0 || status == http.StatusOK) && f.errNum == 0 && len(f.errCode) == 3 {
+	if (status == 0 || status == http.StatusOK) && f.status() == 0 && len(f.errCode) == 3 {
 		if n, ok := atoiStatus(f.errCode); ok { // Azure: "code":"429"
 			status = n
 			v.Status = status
@@ -175,7 +176,8 @@ func (c *Classifier) decide(status int, f *bodyFields, msg []byte) Verdict {
 	v.policy()
 	if len(msg) > 0 {
 		if f.json {
-			v.Message = decodeMessage(msg, MaxMessageLen)
+			m, _ := f.message()
+			v.Message = decodeMessage(m, MaxMessageLen)
 		} else {
 			v.Message = trimmedString(msg, MaxMessageLen)
 		}

@@ -268,3 +268,77 @@ func TestVerdictString(t *testing.T) {
 		t.Errorf("String() = %q; want %q", got, want)
 	}
 }
+
+// TestBodyReadAsEncodingJSON: keys and the values compared are decoded,
+// and of a key given twice the last counts, as encoding/json reads them.
+func TestBodyReadAsEncodingJSON(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		kind   Kind
+		sub    SubKind
+		code   string
+		msg    string
+	}{
+		{"escaped key", 429, `{"error":{"c\u006fde":"insufficient_quota"}}`, Quota, Billing, "insufficient_quota", ""},
+		{"escaped code", 429, `{"error":{"code":"insufficient\u005fquota"}}`, Quota, Billing, "insufficient_quota", ""},
+		{"escaped unknown code", 400, `{"error":{"code":"n\u00e9w"}}`, ClientError, NoSub, "néw", ""},
+		{"last code wins", 429, `{"error":{"code":"insufficient_quota","code":"rate_limit_exceeded"}}`, Throttle, NoSub, "rate_limit_exceeded", ""},
+		{"last code wins, null", 429, `{"error":{"code":"insufficient_quota","code":null}}`, Throttle, NoSub, "", ""},
+		{"last message wins", 500, `{"error":{"message":"first","message":"second"}}`, Outage, NoSub, "", "second"},
+		{"last message wins, null", 500, `{"error":{"message":"first","message":null},"detail":"d"}`, Outage, NoSub, "", "d"},
+		{"escaped message key", 400, `{"error":{"m\u0065ssage":"maximum context length exceeded"}}`, ClientError, ContextLength, "", "maximum context length"},
+		{"keys are exact", 429, `{"error":{"Code":"insufficient_quota"}}`, Throttle, NoSub, "", ""},
+		{"a dotted key is one key", 429, `{"error.code":"insufficient_quota"}`, Throttle, NoSub, "", ""},
+		{"an empty key is not the root", 500, `{"":{"error":{"code":"queue_full"}}}`, Outage, NoSub, "", ""},
+		{"key with invalid UTF-8", 500, "{\"error\":{\"code\xff\":\"queue_full\"}}", Outage, NoSub, "", ""},
+		{"escaped gemini reason", 429, `{"error":{"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quota\u0049d":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`, Quota, DailyQuota, "RESOURCE_EXHAUSTED", ""},
+	}
+	for _, tt := range tests {
+		v := Classify(tt.status, nil, []byte(tt.body))
+		if v.Kind != tt.kind || v.Sub != tt.sub || v.Code != tt.code || !strings.Contains(v.Message, tt.msg) {
+			t.Errorf("%s: got %v/%v code %q message %q; want %v/%v code %q message %q",
+				tt.name, v.Kind, v.Sub, v.Code, v.Message, tt.kind, tt.sub, tt.code, tt.msg)
+		}
+	}
+	// Finish reasons: the last of a choice counts, and a filtered choice
+	// counts in any position; an escaped key is seen in a stream too.
+	for _, tt := range []struct {
+		body string
+		kind Kind
+	}{
+		{`{"choices":[{"finish_reason":"content_filter","finish_reason":"stop"}]}`, Success},
+		{`{"choices":[{"finish_reason":"stop","finish_reason":"content_filter"}]}`, ClientError},
+		{`{"choices":[{"finish_reason":"content_filter"},{"finish_reason":"stop"}]}`, ClientError},
+		{`{"choices":[{"finish_r\u0065ason":"content_filter"}]}`, ClientError},
+		{`{"\u0065rror":{"code":503,"message":"overloaded"}}`, Outage},
+	} {
+		if v := ClassifyEvent("", []byte(tt.body)); v.Kind != tt.kind {
+			t.Errorf("ClassifyEvent(%s) = %v; want %v", tt.body, v.Kind, tt.kind)
+		}
+	}
+	if v := ClassifyEvent("", []byte(`{"error":{"code":429,"code":503}}`)); v.Status != 503 {
+		t.Errorf("last numeric code: status %d; want 503", v.Status)
+	}
+}
+
+// TestClassifyAllocs: reading a body allocates nothing, however it spells
+// its keys and strings; what allocates is the message, a code that is not
+// a known one, and a wait read from text.
+func TestClassifyAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		body   string
+		allocs float64
+	}{
+		{string(bench429Body), 2}, // message, "4.924s"
+		{`{"error":{"m\u0065ssage":"Rate limit \"reached\"\n","c\u006fde":"rate_limit_exceeded","type":"tokens"}}`, 1},
+		{`{"error":"Input validation error: ` + strings.Repeat(`\"inputs\" tokens + \"max_new_tokens\" must be <= 4096.\n`, 20) + `","error_type":"validation"}`, 2},
+		{`[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"35s"}]}}]`, 2},
+	} {
+		b := []byte(tc.body)
+		if n := testing.AllocsPerRun(100, func() { Classify(429, nil, b) }); n > tc.allocs {
+			t.Errorf("%.40s…: %v allocations, want %v", tc.body, n, tc.allocs)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package aierr
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -98,4 +100,89 @@ func TestFixturesAreSmall(t *testing.T) {
 			t.Errorf("%s is %d bytes", f, st.Size())
 		}
 	}
+}
+
+// FuzzBodyMatchesEncodingJSON checks the body reader against encoding/json
+// on bodies it accepts: the error's code, type, status, inner code and
+// message, the top-level code and type, and a string error are what
+// encoding/json decodes, escaped keys and values decoded and the last
+// duplicate winning. (A repeated error object is merged into the first, as
+// encoding/json decodes into a struct, so the test leaves those bodies
+// out; and a message without escapes is kept as it is, invalid UTF-8
+// included.)
+func FuzzBodyMatchesEncodingJSON(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.http"))
+	for _, name := range files {
+		_, _, body := readFixture(f, filepath.Base(name))
+		f.Add(body)
+	}
+	for _, s := range []string{
+		`{"error":{"c\u006fde":"insufficient_quota","code":"rate\u005flimit_exceeded"}}`,
+		`{"error":{"message":"a\nb","message":"c\u00e9","type":1,"type":"x"},"error":{"status":"S"}}`,
+		`{"code":"queue_full","type":"error","error_type":"x","error":"e\"rr"}`,
+		`{"error":{"innererror":{"code":"A","code":"B"}},"":{"error":{"code":"C"}}}`,
+		"{\"error\":{\"code\xff\":\"queue_full\",\"message\":\"\xff\"}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var top map[string]any
+		if len(body) > MaxBody || json.Unmarshal(body, &top) != nil || top == nil {
+			return
+		}
+		var fs bodyFields
+		if !fs.parse(body) {
+			t.Fatalf("%q: not read as JSON", body)
+		}
+		str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+		check := func(what string, got []byte, want string) {
+			if string(got) != want {
+				t.Fatalf("%q: %s = %q; encoding/json reads %q", body, what, got, want)
+			}
+		}
+		if e, ok := top["error"].(map[string]any); ok && topKeys(body)["error"] == 1 {
+			check("error.code", fs.errCode, str(e, "code"))
+			check("error.type", fs.errType, str(e, "type"))
+			check("error.status", fs.errStatus, str(e, "status"))
+			if in, ok := e["innererror"].(map[string]any); ok {
+				check("error.innererror.code", fs.innerCode, str(in, "code"))
+			}
+			if msg, ok := e["message"].(string); ok && utf8.Valid(body) && len(msg) < 256 {
+				m, _ := fs.message()
+				want := strings.TrimSpace(strings.NewReplacer("\n", " ", "\r", " ", "\t", " ", "\b", "", "\f", "").Replace(msg))
+				if got := decodeMessage(m, MaxMessageLen); got != want {
+					t.Fatalf("%q: message %q; encoding/json reads %q", body, got, want)
+				}
+			}
+		}
+		check("error (a string)", fs.errString, str(top, "error"))
+		if _, ok := top["errors"]; !ok {
+			check("code", fs.topCode, str(top, "code"))
+		}
+		if _, ok := top["error_type"]; !ok && str(top, "type") != "error" {
+			check("type", fs.topType, str(top, "type"))
+		}
+	})
+}
+
+// topKeys counts the decoded keys of the object body, with encoding/json's
+// tokenizer.
+func topKeys(body []byte) map[string]int {
+	n := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return n
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		n[k.(string)]++
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return n
+		}
+	}
+	return n
 }

@@ -33,8 +33,10 @@ func (c *Classifier) ClassifyEvent(event string, data []byte) Verdict {
 	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
 		return successVerdict(0)
 	}
-	// Most chunks carry neither an error nor a finish reason.
-	if !bytes.Contains(data, []byte("rror")) && !bytes.Contains(data, []byte("eason")) {
+	// Most chunks carry neither an error nor a finish reason. A key can
+	// hide those words only behind a \u escape ("finish_r\u0065ason").
+	if !bytes.Contains(data, []byte("rror")) && !bytes.Contains(data, []byte("eason")) &&
+		!bytes.Contains(data, []byte(`\u`)) {
 		return successVerdict(0)
 	}
 	return c.classifyBody(0, data)
@@ -72,7 +74,8 @@ func (c *Classifier) classifyBody(status int, body []byte) Verdict {
 	f.json = true
 	switch {
 	case f.isError:
-		return c.bodyError(status, &f, f.message)
+		m, _ := f.message()
+		return c.bodyError(status, &f, m.Raw())
 	case f.filtered != "":
 		v := Verdict{Kind: ClientError, Sub: ContentFilter, Status: status, Code: f.filtered}
 		return c.finish(v, &f)
@@ -96,8 +99,8 @@ func (c *Classifier) finish(v Verdict, f *bodyFields) Verdict {
 	c.override(&v, f)
 	v.policy()
 	v.Limits = unknownLimits
-	if f.message != nil {
-		v.Message = decodeMessage(f.message, MaxMessageLen)
+	if m, ok := f.message(); ok {
+		v.Message = decodeMessage(m, MaxMessageLen)
 	}
 	return v
 }

@@ -21,6 +21,12 @@
 // gateway's reading while the upstream ran its own — the smuggling this
 // exists to stop. Refusing costs well-formed clients nothing.
 //
+// Reader and Text are the JSON reader underneath, exported for the other
+// readers of JSON in the gateway (provider error bodies, stream chunks):
+// one pass, no allocation, keys compared decoded, every member reported so
+// that duplicates are seen, and either lenient or exactly as strict as
+// encoding/json.
+//
 // The package uses only the standard library and allocates nothing to
 // scan.
 package aireq
@@ -78,9 +84,15 @@ func Scan(body []byte) Fields {
 	var f Fields
 	var maxTok, maxComp int
 	var seen uint32
-	s := scanner{b: body}
-	s.object(func(key []byte, vStart, vEnd int) bool {
-		fld, exact, valid := classify(key, false)
+	r := NewReader(body)
+	f.Object = r.Object(func(key Text) bool {
+		vStart := r.i
+		val, ok := r.Value()
+		if !ok {
+			return false
+		}
+		vEnd := r.i
+		fld, exact, valid := classify(key.Raw(), false)
 		switch {
 		case !valid:
 			f.conflict(fld, ReasonInvalid)
@@ -94,7 +106,6 @@ func Scan(body []byte) Fields {
 			f.conflict(fld, ReasonDuplicate)
 		}
 		seen |= 1 << fld
-		val := body[vStart:vEnd]
 		switch fld {
 		case fieldModel:
 			f.Model, f.ModelAt = nil, [2]int{}
@@ -121,7 +132,7 @@ func Scan(body []byte) Fields {
 			maxComp = f.tokens(fld, val)
 		}
 		return true
-	}, &f.Object)
+	})
 	f.MaxTokens = max(maxTok, maxComp)
 	return f
 }
@@ -130,10 +141,13 @@ func Scan(body []byte) Fields {
 func (f *Fields) streamOptions(val []byte) {
 	f.IncludeUsage = false
 	seen := false
-	in := scanner{b: val}
-	var done bool
-	in.object(func(key []byte, s, e int) bool {
-		fld, exact, valid := classify(key, true)
+	in := NewReader(val)
+	in.Object(func(key Text) bool {
+		v, ok := in.Value()
+		if !ok {
+			return false
+		}
+		fld, exact, valid := classify(key.Raw(), true)
 		switch {
 		case !valid:
 			if fld == noField {
@@ -150,9 +164,9 @@ func (f *Fields) streamOptions(val []byte) {
 			f.conflict(fld, ReasonDuplicate)
 		}
 		seen = true
-		f.IncludeUsage = f.boolean(fld, val[s:e])
+		f.IncludeUsage = f.boolean(fld, v)
 		return true
-	}, &done)
+	})
 }
 
 // conflict records the first conflict.
@@ -211,21 +225,17 @@ func (f Fields) UserID() string { return unquote(f.User) }
 // Members calls fn with the key (unquoted, still escaped) and the raw
 // value of each member of the JSON object at the start of obj (white space
 // around it allowed), in order, until fn returns false. It reports whether
-// it read the whole object and fn never stopped it. Values are skipped,
-// not validated: pair it with encoding/json where that matters. Keys are
-// not decoded: a caller that matches them must treat a key with a
-// backslash as unusual, or decode it.
+// it read the whole object and fn never stopped it. It reads obj as a
+// lenient Reader does: values are skipped, not validated (pair it with
+// encoding/json where that matters). Keys are not decoded: a caller that
+// matches them must treat a key with a backslash as unusual, or use
+// Reader.Object, whose keys compare decoded.
 func Members(obj []byte, fn func(key, value []byte) bool) bool {
-	s := scanner{b: obj}
-	stopped, complete := false, false
-	s.object(func(key []byte, vStart, vEnd int) bool {
-		if !fn(key, obj[vStart:vEnd]) {
-			stopped = true
-			return false
-		}
-		return true
-	}, &complete)
-	return complete && !stopped
+	r := NewReader(obj)
+	return r.Object(func(key Text) bool {
+		v, ok := r.Value()
+		return ok && fn(key.Raw(), v)
+	})
 }
 
 // WithModel returns body with its "model" value (at f.ModelAt) replaced by

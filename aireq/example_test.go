@@ -37,3 +37,34 @@ func ExampleFields_ModelName() {
 	// Output:
 	// ch\u0065ap cheap
 }
+
+// Read a stream chunk's delta as encoding/json reads it: an escaped key is
+// its decoded name, and of a key given twice the last counts.
+func ExampleReader() {
+	data := []byte(`{"choices":[{"delta":{"c\u006fntent":"Hi","content":"Hello"}}],"usage":null}`)
+	r := aireq.NewStrictReader(data)
+	var content string
+	ok := r.Object(func(key aireq.Text) bool {
+		if key.Is("choices") {
+			r.Array(func() bool {
+				r.Object(func(key aireq.Text) bool {
+					if key.Is("delta") {
+						r.Object(func(key aireq.Text) bool {
+							if key.Is("content") {
+								s, _ := r.ReadString()
+								content = s.String()
+							}
+							return true
+						})
+					}
+					return true
+				})
+				return true
+			})
+		}
+		return true // what is not read is skipped, and checked
+	})
+	fmt.Println(ok && r.End(), content)
+	// Output:
+	// true Hello
+}

@@ -1,9 +1,6 @@
 package sse
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "github.com/fuseboxhq/fusebox/aireq"
 
 // IsDone reports whether ev is OpenAI's end-of-stream marker, data: [DONE].
 func IsDone(ev Event) bool {
@@ -47,246 +44,186 @@ func IsDone(ev Event) bool {
 //   - message_start, content_block_stop, message_stop, ping and any other
 //     name have none.
 //
-// Keys match exactly. The data is scanned without decoding; where that
-// cannot match encoding/json (escaped keys, very deep nesting), HasContent
-// decodes it with encoding/json instead, with the same rules.
+// Keys match exactly once their escapes are decoded ("con\u0074ent" is
+// content, "Content" is not), and where a key appears twice in an object
+// the last value counts, as encoding/json reads the data into a map. The
+// data is read in one pass by aireq's strict Reader, without decoding it
+// and without allocating; data that encoding/json would refuse (json.Valid)
+// has no content.
 func HasContent(ev Event) bool {
-	if c, st := scanContent(ev.Name, ev.Data); st != scanBail {
-		return c
+	if ev.Name == "error" {
+		return false
 	}
-	return decodeContent(ev.Name, ev.Data)
+	r := aireq.NewStrictReader(ev.Data)
+	var c chunk
+	if !r.Object(func(k aireq.Text) bool {
+		c.member(&r, k)
+		return true
+	}) || !r.End() || c.errored {
+		return false
+	}
+	if c.choices {
+		return c.choiceContent
+	}
+	switch {
+	case c.kindIs(ev.Name, "content_block_delta"):
+		return true
+	case c.kindIs(ev.Name, "content_block_start"):
+		return c.blockContent
+	case c.kindIs(ev.Name, "message_delta"):
+		return c.stopped
+	}
+	return false
 }
 
-// The members read by the rules, in the order of the out slices.
-var (
-	topKeys    = []string{"error", "choices", "type", "content_block", "delta"}
-	choiceKeys = []string{"finish_reason", "text", "delta"}
-	deltaKeys  = []string{"content", "refusal", "reasoning_content", "reasoning",
-		"tool_calls", "reasoning_details", "function_call", "audio"}
-	blockKeys   = []string{"type", "text", "thinking"}
-	messageKeys = []string{"stop_reason"}
+// chunk is what HasContent reads from the members of an event's data.
+// Each is set from the last member of its name.
+type chunk struct {
+	errored       bool       // "error" is not null
+	choices       bool       // there is a "choices" member
+	choiceContent bool       // and some element of it has content
+	kind          aireq.Text // "type", if a string
+	blockContent  bool       // "content_block" has content
+	stopped       bool       // "delta" has a non-empty "stop_reason"
+}
+
+// kindIs reports whether an Anthropic event is of the kind: by its name,
+// or by the data's "type" when it has none.
+func (c *chunk) kindIs(event, kind string) bool {
+	if event != "" {
+		return event == kind
+	}
+	return c.kind.Is(kind)
+}
+
+func (c *chunk) member(r *aireq.Reader, k aireq.Text) {
+	switch {
+	case k.Is("error"):
+		c.errored = r.Kind() != aireq.Null
+	case k.Is("choices"):
+		c.choices, c.choiceContent = true, false
+		r.Array(func() bool {
+			if choiceContent(r) {
+				c.choiceContent = true
+			}
+			return true
+		})
+	case k.Is("type"):
+		c.kind, _ = r.ReadString()
+	case k.Is("content_block"):
+		c.blockContent = blockContent(r)
+	case k.Is("delta"):
+		c.stopped = false
+		r.Object(func(k aireq.Text) bool {
+			if k.Is("stop_reason") {
+				c.stopped = nonEmptyString(r)
+			}
+			return true
+		})
+	}
+}
+
+// choiceContent reads an element of choices.
+func choiceContent(r *aireq.Reader) bool {
+	var finished, text, delta bool
+	r.Object(func(k aireq.Text) bool {
+		switch {
+		case k.Is("finish_reason"):
+			s, ok := r.ReadString()
+			finished = ok && len(s.Raw()) > 0 && !s.Is("error")
+		case k.Is("text"):
+			text = nonEmptyString(r)
+		case k.Is("delta"):
+			delta = deltaContent(r)
+		}
+		return true
+	})
+	return finished || text || delta
+}
+
+// The members of a delta that carry content.
+const (
+	deltaContentMember = iota
+	deltaRefusal
+	deltaReasoningContent
+	deltaReasoning
+	deltaToolCalls
+	deltaReasoningDetails
+	deltaFunctionCall
+	deltaAudio
+	numDeltaMembers
 )
 
-// scanContent applies the rules to the raw JSON. Its status is scanBail
-// when encoding/json must decide.
-func scanContent(name string, data []byte) (bool, status) {
-	if name == "error" {
-		return false, scanOK
-	}
-	var top [5][]byte
-	if st := fields(data, topKeys, top[:]); st != scanOK {
-		return false, st
-	}
-	if top[0] != nil && string(top[0]) != "null" {
-		return false, scanOK
-	}
-	if top[1] != nil {
-		return scanChoices(top[1])
-	}
-	kind := name
-	if kind == "" {
-		t, st := rawString(top[2])
-		if st != scanOK {
-			return false, st
+// deltaContent reads a choice's delta.
+func deltaContent(r *aireq.Reader) bool {
+	var has [numDeltaMembers]bool
+	r.Object(func(k aireq.Text) bool {
+		switch {
+		case k.Is("content"):
+			has[deltaContentMember] = nonEmptyString(r) || nonEmptyArray(r)
+		case k.Is("refusal"):
+			has[deltaRefusal] = nonEmptyString(r)
+		case k.Is("reasoning_content"):
+			has[deltaReasoningContent] = nonEmptyString(r)
+		case k.Is("reasoning"):
+			has[deltaReasoning] = nonEmptyString(r)
+		case k.Is("tool_calls"):
+			has[deltaToolCalls] = nonEmptyArray(r)
+		case k.Is("reasoning_details"):
+			has[deltaReasoningDetails] = nonEmptyArray(r)
+		case k.Is("function_call"):
+			has[deltaFunctionCall] = r.Kind() == aireq.Object
+		case k.Is("audio"):
+			has[deltaAudio] = r.Kind() == aireq.Object
 		}
-		kind = t
-	}
-	switch kind {
-	case "content_block_delta":
-		return true, scanOK
-	case "content_block_start":
-		return scanBlockStart(top[3])
-	case "message_delta":
-		var d [1][]byte
-		if st := fields(top[4], messageKeys, d[:]); st == scanBail {
-			return false, st
-		}
-		return nonEmptyString(d[0]), scanOK
-	}
-	return false, scanOK
+		return true
+	})
+	return has != [numDeltaMembers]bool{}
 }
 
-func scanChoices(choices []byte) (bool, status) {
-	for it := newArrayIter(choices); it.next(); {
-		var c [3][]byte
-		switch fields(it.elem, choiceKeys, c[:]) {
-		case scanBail:
-			return false, scanBail
-		case scanOK:
-		default:
-			continue
-		}
-		if nonEmptyString(c[0]) {
-			reason, st := rawString(c[0])
-			if st != scanOK {
-				return false, st
-			}
-			if reason != "error" {
-				return true, scanOK
-			}
-		}
-		if nonEmptyString(c[1]) {
-			return true, scanOK
-		}
-		var d [8][]byte
-		switch fields(c[2], deltaKeys, d[:]) {
-		case scanBail:
-			return false, scanBail
-		case scanOK:
-			if nonEmptyString(d[0]) || nonEmptyArray(d[0]) ||
-				nonEmptyString(d[1]) || nonEmptyString(d[2]) || nonEmptyString(d[3]) ||
-				nonEmptyArray(d[4]) || nonEmptyArray(d[5]) ||
-				isObject(d[6]) || isObject(d[7]) {
-				return true, scanOK
-			}
-		}
+// blockContent reads an Anthropic content_block.
+func blockContent(r *aireq.Reader) bool {
+	if r.Kind() != aireq.Object {
+		return false
 	}
-	return false, scanOK
-}
-
-func scanBlockStart(block []byte) (bool, status) {
-	var b [3][]byte
-	switch fields(block, blockKeys, b[:]) {
-	case scanBail:
-		return false, scanBail
-	case scanOK:
-	default:
-		return false, scanOK
-	}
-	t, st := rawString(b[0])
+	var typ aireq.Text
+	var text, thinking bool
+	r.Object(func(k aireq.Text) bool {
+		switch {
+		case k.Is("type"):
+			typ, _ = r.ReadString()
+		case k.Is("text"):
+			text = nonEmptyString(r)
+		case k.Is("thinking"):
+			thinking = nonEmptyString(r)
+		}
+		return true
+	})
 	switch {
-	case st != scanOK:
-		return false, st
-	case t == "":
-		return false, scanOK
-	case t == "text":
-		return nonEmptyString(b[1]), scanOK
-	case t == "thinking":
-		return nonEmptyString(b[2]), scanOK
+	case len(typ.Raw()) == 0:
+		return false
+	case typ.Is("text"):
+		return text
+	case typ.Is("thinking"):
+		return thinking
 	}
-	return true, scanOK
+	return true
 }
 
-// rawString returns the value of a raw JSON string without escapes; ""
-// for anything that is not a string, and scanBail for a string with escapes.
-func rawString(raw []byte) (string, status) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", scanOK
-	}
-	s := raw[1 : len(raw)-1]
-	if hasByte(s, '\\') {
-		return "", scanBail
-	}
-	return string(s), scanOK // callers compare it; the conversion does not allocate
+// nonEmptyString reads a string value and reports whether it is one and
+// not empty.
+func nonEmptyString(r *aireq.Reader) bool {
+	s, ok := r.ReadString()
+	return ok && len(s.Raw()) > 0
 }
 
-func nonEmptyString(raw []byte) bool { return len(raw) > 2 && raw[0] == '"' }
-
-func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
-
-func nonEmptyArray(raw []byte) bool {
-	if len(raw) == 0 || raw[0] != '[' {
-		return false
-	}
-	rest := bytes.TrimLeft(raw[1:], " \t\r\n")
-	return len(rest) > 0 && rest[0] != ']'
-}
-
-// decodeContent applies the rules of HasContent to data decoded with
-// encoding/json. It is HasContent's fallback and its reference in tests.
-func decodeContent(name string, data []byte) bool {
-	if name == "error" || !json.Valid(data) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return false
-	}
-	top, _ := v.(map[string]any)
-	if top == nil || top["error"] != nil {
-		return false
-	}
-	if choices, ok := top["choices"]; ok {
-		list, _ := choices.([]any)
-		for _, c := range list {
-			if choiceHasContent(c) {
-				return true
-			}
-		}
-		return false
-	}
-	kind := name
-	if kind == "" {
-		kind, _ = top["type"].(string)
-	}
-	switch kind {
-	case "content_block_delta":
+// nonEmptyArray reads an array value and reports whether it is one and has
+// an element.
+func nonEmptyArray(r *aireq.Reader) bool {
+	n := 0
+	r.Array(func() bool {
+		n++
 		return true
-	case "content_block_start":
-		b, _ := top["content_block"].(map[string]any)
-		if b == nil {
-			return false
-		}
-		switch t, _ := b["type"].(string); t {
-		case "":
-			return false
-		case "text":
-			s, _ := b["text"].(string)
-			return s != ""
-		case "thinking":
-			s, _ := b["thinking"].(string)
-			return s != ""
-		}
-		return true
-	case "message_delta":
-		d, _ := top["delta"].(map[string]any)
-		s, _ := d["stop_reason"].(string)
-		return s != ""
-	}
-	return false
-}
-
-func choiceHasContent(c any) bool {
-	m, _ := c.(map[string]any)
-	if m == nil {
-		return false
-	}
-	if s, _ := m["finish_reason"].(string); s != "" && s != "error" {
-		return true
-	}
-	if s, _ := m["text"].(string); s != "" {
-		return true
-	}
-	d, _ := m["delta"].(map[string]any)
-	if d == nil {
-		return false
-	}
-	switch c := d["content"].(type) {
-	case string:
-		if c != "" {
-			return true
-		}
-	case []any:
-		if len(c) > 0 {
-			return true
-		}
-	}
-	for _, k := range []string{"refusal", "reasoning_content", "reasoning"} {
-		if s, _ := d[k].(string); s != "" {
-			return true
-		}
-	}
-	for _, k := range []string{"tool_calls", "reasoning_details"} {
-		if a, _ := d[k].([]any); len(a) > 0 {
-			return true
-		}
-	}
-	for _, k := range []string{"function_call", "audio"} {
-		if _, ok := d[k].(map[string]any); ok {
-			return true
-		}
-	}
-	return false
+	})
+	return n > 0
 }

@@ -65,7 +65,7 @@ func TestHasContentFixtures(t *testing.T) {
 			}
 			c := HasContent(ev)
 			if c != decodeContent(ev.Name, ev.Data) {
-				t.Errorf("%s event %d: scanner and encoding/json disagree", name, got.Len())
+				t.Errorf("%s event %d: HasContent and encoding/json disagree", name, got.Len())
 			}
 			switch {
 			case IsDone(ev):
@@ -133,6 +133,31 @@ func TestHasContentRules(t *testing.T) {
 		{"invalid elsewhere", "", `{"choices":[{"delta":{"content":"a"}}],"x":01}`, false},
 		{"control char", "", "{\"choices\":[{\"delta\":{\"content\":\"a\x01\"}}]}", false},
 		{"deep", "", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"type":"content_block_delta"}`, true},
+		{"as deep as encoding/json goes", "", `{"x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `,"type":"content_block_delta"}`, true},
+		{"deeper than encoding/json goes", "", `{"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `,"type":"content_block_delta"}`, false},
+		// Keys as encoding/json reads them: decoded, the last duplicate
+		// winning, whatever its type.
+		{"escaped keys", "", `{"ch\u006fices":[{"d\u0065lta":{"c\u006fntent":"a"}}]}`, true},
+		{"escaped error", "", `{"\u0065rror":{"message":"boom"},"choices":[{"delta":{"content":"a"}}]}`, false},
+		{"escaped null", "", `{"error":n\u0075ll,"choices":[{"delta":{"content":"a"}}]}`, false},
+		{"escaped type", "", `{"type":"content_block_d\u0065lta"}`, true},
+		{"escaped block type", "content_block_start", `{"content_block":{"typ\u0065":"t\u0065xt","t\u0065xt":""}}`, false},
+		{"escaped stop_reason", "message_delta", `{"delta":{"stop_r\u0065ason":"end_turn"}}`, true},
+		{"key with invalid UTF-8", "", "{\"choices\":[{\"delta\":{\"content\xff\":\"a\"}}]}", false},
+		{"key with U+FFFD", "", `{"choices":[{"delta":{"content\ufffd":"a"}}]}`, false},
+		{"last error wins", "", `{"error":{"message":"boom"},"error":null,"choices":[{"delta":{"content":"a"}}]}`, true},
+		{"last error wins, not null", "", `{"error":null,"error":0,"choices":[{"delta":{"content":"a"}}]}`, false},
+		{"last choices win", "", `{"choices":[{"delta":{"content":"a"}}],"choices":[]}`, false},
+		{"last choices win, with content", "", `{"choices":[],"choices":[{"delta":{"content":"a"}}]}`, true},
+		{"last choices win, null", "", `{"choices":[{"delta":{"content":"a"}}],"choices":null,"type":"content_block_delta"}`, false},
+		{"last delta wins", "", `{"choices":[{"delta":{"content":"a"},"delta":{}}]}`, false},
+		{"last content wins, not a string", "", `{"choices":[{"delta":{"content":"a","content":7}}]}`, false},
+		{"last finish_reason wins", "", `{"choices":[{"finish_reason":"stop","finish_reason":"error"}]}`, false},
+		{"last type wins", "", `{"type":"content_block_delta","type":1}`, false},
+		{"last content_block wins", "content_block_start", `{"content_block":{"type":"tool_use"},"content_block":{"type":"text","text":""}}`, false},
+		{"last stop_reason wins", "message_delta", `{"delta":{"stop_reason":"end_turn","stop_reason":null}}`, false},
+		{"invalid escape elsewhere", "", `{"choices":[{"delta":{"content":"a"}}],"x":"\q"}`, false},
+		{"invalid value skipped", "", `{"choices":[{"delta":{"content":"a"},"logprobs":[1,]}]}`, false},
 		// Anthropic events.
 		{"message_start", "message_start", `{"type":"message_start","message":{"content":[]}}`, false},
 		{"ping", "ping", `{"type": "ping"}`, false},
@@ -168,6 +193,20 @@ func TestIsDone(t *testing.T) {
 	for data, want := range map[string]bool{"[DONE]": true, "[DONE] ": false, "": false, `{"done":true}`: false} {
 		if got := IsDone(Event{Data: []byte(data)}); got != want {
 			t.Errorf("IsDone(%q) = %v", data, got)
+		}
+	}
+}
+
+func TestHasContentAllocs(t *testing.T) {
+	for _, data := range []string{
+		`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}],"usage":null}`,
+		`{"ch\u006fices":[{"d\u0065lta":{"c\u006fntent":"\u00e9","content":"\ud83d\ude00"}}]}`,
+		`{"type":"content_block_start","content_block":{"type":"thinking","thinking":"` + strings.Repeat(`\"`, 100) + `"}}`,
+		`{"x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"type":"content_block_delta"}`,
+	} {
+		ev := Event{Data: []byte(data)}
+		if n := testing.AllocsPerRun(20, func() { HasContent(ev) }); n != 0 {
+			t.Errorf("%.40s…: %v allocations", data, n)
 		}
 	}
 }

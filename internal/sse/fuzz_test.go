@@ -87,8 +87,10 @@ func fuzzRead(t *testing.T, rd io.Reader, in []byte) readResult {
 	}
 }
 
-// FuzzHasContent checks that the scanner and encoding/json agree on any
-// data, with and without the names of Anthropic events.
+// FuzzHasContent checks that HasContent and encoding/json agree on any
+// data, with and without the names of Anthropic events. HasContent has no
+// fallback to encoding/json: escaped keys, duplicates and deep nesting are
+// its own to read.
 func FuzzHasContent(f *testing.F) {
 	names, _ := filepath.Glob("testdata/*.sse")
 	for _, n := range names {
@@ -105,7 +107,17 @@ func FuzzHasContent(f *testing.F) {
 			f.Add(ev.Name, bytes.Clone(ev.Data))
 		}
 	}
-	f.Add("", []byte(`{"choices":[{"delta":{"con\u0074ent":"a"}}]}`))
+	for _, d := range []string{
+		`{"choices":[{"delta":{"con\u0074ent":"a"}}]}`,
+		`{"choices":[{"delta":{"content":"a","content":""}}]}`,
+		`{"\u0065rror":null,"error":{},"choices":[{"d\u0065lta":{"tool_calls":[{}]}}]}`,
+		`{"type":"content_block_st\u0061rt","content_block":{"type":"th\u0069nking","thinking":"\ud800"}}`,
+		"{\"choices\":[{\"delta\":{\"content\xff\":\"a\",\"refusal\":\"\xfe\"}}]}",
+		`{"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"type":"content_block_delta"}`,
+	} {
+		f.Add("", []byte(d))
+	}
+	f.Add("message_delta", []byte(`{"delta":{"stop_reason":"end_turn","stop_re\u0061son":""}}`))
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
 		if got, want := HasContent(Event{Name: name, Data: data}), decodeContent(name, data); got != want {
 			t.Fatalf("HasContent(%q, %q) = %v, encoding/json says %v", name, data, got, want)
