@@ -42,11 +42,16 @@ func TestConcurrentRequestsCannotOverspendABudget(t *testing.T) {
 			codes <- resp.StatusCode
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p.calls() < 3 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// Every request is either held at the upstream (admitted) or answered
+	// (refused): wait until they add up to 50, then let the admitted go.
+	refused := 0
+	for refused+p.calls() < 50 {
+		select {
+		case <-codes:
+			refused++
+		case <-time.After(time.Millisecond): // an admitted one may be on its way
+		}
 	}
-	time.Sleep(100 * time.Millisecond) // the refusals come back meanwhile
 	close(release)
 	wg.Wait()
 	close(codes)

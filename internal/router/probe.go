@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
@@ -73,24 +74,23 @@ func (r *Router) timeout(d time.Duration) (context.Context, context.CancelFunc) 
 // restOf returns when the last of k's rests after a throttle ends
 // (stopwatch ns).
 func (r *Router) restOf(k *Key) int64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	until := int64(0)
-	for _, t := range r.targets {
-		if k.idx < len(t.keys) && t.keys[k.idx] == k {
-			until = max(until, t.rests[k.idx].Load())
-		}
-	}
+	r.rests(k, func(rest *atomic.Int64) { until = max(until, rest.Load()) })
 	return until
 }
 
 // clearRests ends k's rests after throttles, on every target.
 func (r *Router) clearRests(k *Key) {
+	r.rests(k, func(rest *atomic.Int64) { rest.Store(0) })
+}
+
+// rests calls fn with k's rest on each target that uses k.
+func (r *Router) rests(k *Key, fn func(*atomic.Int64)) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, t := range r.targets {
 		if k.idx < len(t.keys) && t.keys[k.idx] == k {
-			t.rests[k.idx].Store(0)
+			fn(&t.rests[k.idx])
 		}
 	}
 }
