@@ -16,6 +16,7 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleConnTimeout   = 120 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
+	DefaultUsageDrain        = 5 * time.Second
 	DefaultState             = "memory"
 	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL  = "https://api.anthropic.com"
@@ -70,6 +71,9 @@ func (c *Config) setDefaults() {
 	srv.ReadHeaderTimeout = cmp.Or(srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	srv.IdleTimeout = cmp.Or(srv.IdleTimeout, DefaultIdleConnTimeout)
 	srv.WriteTimeout = cmp.Or(srv.WriteTimeout, DefaultWriteTimeout)
+	if !l.has("server.usage_drain") {
+		srv.UsageDrain = DefaultUsageDrain
+	}
 	for i := range c.Clients {
 		if p := "clients[" + strconv.Itoa(i) + "]"; !l.has(p + ".weight") {
 			c.Clients[i].Weight = DefaultWeight

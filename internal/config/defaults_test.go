@@ -24,7 +24,7 @@ func TestDefaultsFilled(t *testing.T) {
 	if c.Listen != DefaultListen || c.State != DefaultState {
 		t.Errorf("Listen, State = %q, %q", c.Listen, c.State)
 	}
-	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second}); c.Server != want {
+	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, UsageDrain: 5 * time.Second}); c.Server != want {
 		t.Errorf("server = %+v, want %+v", c.Server, want)
 	}
 	if c.Clients[0].Weight != 1 {
@@ -126,5 +126,20 @@ func TestAnchorsAndMerge(t *testing.T) {
 	}
 	if b := c.Models[1].Breaker; b.Consecutive != 3 || b.Open != 9*time.Second || len(c.Models[1].Targets) != 1 {
 		t.Errorf("model b = %+v", c.Models[1])
+	}
+}
+
+// usage_drain written as 0 turns the drain off; left out, it is 5s.
+func TestUsageDrainZeroIsKept(t *testing.T) {
+	c, err := Parse("f.yaml", doc(
+		"server: {usage_drain: 0s}",
+		"providers: {openai: {keys: [k]}}",
+		"models: [{name: smart, targets: [{provider: openai, model: gpt}]}]",
+	), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.UsageDrain != 0 {
+		t.Errorf("usage_drain = %v, want 0 as written", c.Server.UsageDrain)
 	}
 }

@@ -46,6 +46,7 @@
 //	  body_timeout: 60s                # reading a request body; slower gets a 408
 //	  read_header_timeout: 10s         # restart to change
 //	  write_timeout: 30s               # one write to a client; a client that stops reading is dropped
+//	  usage_drain: 5s                  # a budgeted client's answer is read this long after it left, to price it; 0 = cancel at once
 //	  idle_timeout: 120s               # keep-alive connections; restart to change
 //	defaults:                          # inherited field by field by every alias
 //	  breaker: {consecutive: 5, open: 5s, open_backoff: 1.5, max_open: 8s} # built-in open values shown

@@ -344,6 +344,15 @@ type Server struct {
 	// blamed. It does not bound the answer, which may stream for minutes.
 	// Default: 30s.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// UsageDrain is how long an answer whose client left goes on being
+	// read (and not sent) so that its usage prices it — a stream's last
+	// chunks, a body still arriving — for clients with a budget or
+	// rpm/tpm limits, which are charged what they use. Past it, or with
+	// 0, the upstream is canceled and the request is charged its
+	// reservation. Draining lets the upstream finish what it was
+	// generating, which the provider bills; the bound caps that. Other
+	// clients' upstreams are canceled at once. Default: 5s.
+	UsageDrain time.Duration `yaml:"usage_drain"`
 	// IdleTimeout closes a keep-alive connection idle for longer.
 	// Default: 120s. A reload does not change it; restart for that.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`

@@ -148,14 +148,16 @@ func anthropicEvent(e sse.ErrorEvent) sse.ErrorEvent {
 // sent nothing, when the walk should go on to the next target (the answer
 // broke off, or is not a JSON object).
 func (x *exchange) serveMessages(a *router.Attempt) bool {
+	x.drain.hold(true)
 	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, anthropic.MaxResponseSize))
+	x.drain.hold(false)
 	a.Resp.Body.Close()
 	if a.Final {
 		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
 		return true
 	}
 	switch {
-	case err != nil && x.r.Context().Err() != nil:
+	case err != nil && (x.r.Context().Err() != nil || x.drain.clientGone()):
 		a.Abandon()
 		return true
 	case err != nil:

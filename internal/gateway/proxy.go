@@ -77,8 +77,10 @@ type exchange struct {
 	broken sse.ErrorEvent
 	cont   *delivered
 	body   []byte
-	// ctx is the request's context with its deadline, once the walk runs.
-	ctx context.Context
+	// ctx is the request's context with its deadline, once the walk runs;
+	// drain, when set, keeps an answer read after its client left.
+	ctx   context.Context
+	drain *drain
 	// wdAt is when the client connection's write deadline was last set
 	// (zero: never).
 	wdAt time.Time
@@ -180,6 +182,13 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			return
 		}
 		ctx := r.Context()
+		if c != nil && (c.budget != nil || c.pacer != nil) {
+			x.drain = x.s.newDrain(ctx, x.st.cfg.Server.UsageDrain)
+		}
+		if x.drain != nil {
+			ctx = x.drain.ctx
+			defer x.drain.end()
+		}
 		if d := alias.Deadline(); d > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = x.s.deadline(ctx, d)
@@ -458,9 +467,11 @@ func (x *exchange) serve(ctx context.Context) {
 			x.copyAnswer(a, nil)
 			return
 		}
+		x.drain.hold(true)
 		body, err := io.ReadAll(io.LimitReader(a.Resp.Body, maxBuffered+1))
+		x.drain.hold(false)
 		switch {
-		case err != nil && x.r.Context().Err() != nil:
+		case err != nil && (x.r.Context().Err() != nil || x.drain.clientGone()):
 			a.Resp.Body.Close()
 			a.Abandon()
 			return

@@ -71,13 +71,14 @@ func TestConcurrentRequestsCannotOverspendABudget(t *testing.T) {
 	}
 }
 
-// A stream that ends before its usage comes (a client that left, a cut) is
-// charged its reservation: nothing an upstream ran is free.
+// A stream that ends before its usage comes (a client that left, with no
+// drain; a cut) is charged its reservation: nothing an upstream ran is
+// free.
 func TestStreamWithoutUsageIsChargedItsReservation(t *testing.T) {
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
 	p := newUpstream(t, streamOf([]string{"Hel", "lo"}, stall))
-	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 1}}\n" + twoTargets
+	cfg := "server: {usage_drain: 0s}\nclients:\n  - {name: web, key: kw, budget: {daily: 1}}\n" + twoTargets
 	srv, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", gw.URL+"/v1/chat/completions",

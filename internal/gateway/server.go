@@ -59,6 +59,10 @@ type Server struct {
 	// serialises reloads.
 	st       atomic.Pointer[state]
 	reloadMu sync.Mutex
+
+	// testHookLeft, if set, is told when an exchange has handled its
+	// client's leaving, and whether it drains the answer.
+	testHookLeft func(draining bool)
 }
 
 // New builds a Server from a validated configuration.

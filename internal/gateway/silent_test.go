@@ -507,7 +507,9 @@ func TestClientLeavesWhilePrimaryHangs(t *testing.T) {
 				}
 			})
 			s := newUpstream(t, streamOf([]string{"secondary"}, nil))
-			srv, gw := gateway(t, nil, silentLadder("{ttfb: 10s, idle: 10s}", ""), p, s)
+			// No drain: the client's leaving cancels at once (drain_test.go
+			// has the drained case).
+			srv, gw := gateway(t, nil, "server: {usage_drain: 0s}\n"+silentLadder("{ttfb: 10s, idle: 10s}", ""), p, s)
 			c := newClient(gw.URL)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()

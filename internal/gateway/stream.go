@@ -179,6 +179,8 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		h.preamble = false // the client has had the first one's
 	}
 	h.out = x.out
+	x.drain.hold(true)
+	defer x.drain.hold(false)
 	var asm *cache.Assembler
 	// Messages answers are kept as sent; a continued one is not an answer
 	// of one target to keep.
@@ -224,9 +226,13 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			h.preamble = true
 		}
 		if err = x.write(a, h.out, ev.Raw); err != nil {
-			a.Abandon() // the client has gone, or stopped reading
+			// The client has gone, or stopped reading: the answer is
+			// drained for its usage, or abandoned.
 			x.outcome = "canceled"
-			return true
+			if !x.drain.leaving() {
+				a.Abandon()
+				return true
+			}
 		}
 		if x.cont != nil {
 			x.cont.add(ev.Data)
@@ -238,6 +244,9 @@ func (x *exchange) relay(a *router.Attempt) bool {
 // a write may block on a slow client (a full buffer, the Messages
 // translator's pipe), and that time is not the upstream's silence.
 func (x *exchange) write(a *router.Attempt, out sink, raw []byte) error {
+	if x.drain.clientGone() {
+		return nil // drained: read for its usage, sent to nobody
+	}
 	a.Writing()
 	err := out.Write(raw)
 	a.Written()
@@ -317,14 +326,15 @@ type flushFirst struct {
 var errClientGone = errors.New("the client has gone")
 
 func (f *flushFirst) Read(p []byte) (int, error) {
-	if *f.out != nil {
+	if *f.out != nil && !f.x.drain.clientGone() {
 		// Time blocked on a slow client is not the upstream's silence,
-		// and a client that stops reading is dropped.
+		// and a client that stops reading is dropped (its answer drained
+		// for its usage, when the gateway does).
 		f.x.writeDeadline()
 		f.a.Writing()
 		err := (*f.out).Flush()
 		f.a.Written()
-		if err != nil {
+		if err != nil && !f.x.drain.leaving() {
 			return 0, errClientGone
 		}
 	}
@@ -371,9 +381,15 @@ func streamUsage(data []byte) *usage {
 // client as it should have been. Any other is broken: its target hears of
 // the failure, and the client gets an error event and no [DONE].
 func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler, ev sse.Event, err error) bool {
-	if x.r.Context().Err() != nil || errors.Is(err, errClientGone) {
+	if x.r.Context().Err() != nil || errors.Is(err, errClientGone) || x.drain.clientGone() {
+		// Nobody to answer. A drained answer that had finished is the
+		// upstream's success; any other end is not its failure.
+		if h.finished && cleanEnd(err) {
+			a.Succeed()
+		} else {
+			a.Abandon()
+		}
 		h.out.Close()
-		a.Abandon()
 		x.outcome = "canceled"
 		return true
 	}
