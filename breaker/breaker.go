@@ -15,11 +15,14 @@ import (
 // The hot paths take no lock: the state, its generation and the half-open
 // probe count live in one atomic word, the window and totals are striped
 // atomics, and state changes (rare) take a mutex that is never held while a
-// protected call runs or a listener is called. Transitions that fall due with
-// time (open → half-open, a half-open period that outlived HalfOpenMaxWait)
-// are made lazily by the next call that notices them; a breaker owns no
-// goroutine. While open it keeps one Clock.AfterFunc timer that marks the end
-// of the open period, so that refusals need not read the clock.
+// protected call runs or a listener is called. Admitting a half-open probe (a
+// handful per half-open period) takes the mutex too; refusals do not.
+// Transitions that fall due with time (open → half-open, a half-open period
+// with a probe that outlived HalfOpenMaxWait) are made lazily by the next
+// call that notices them; a breaker owns no goroutine. While open it keeps
+// one Clock.AfterFunc timer that marks the end of the open period, so that
+// refusals need not read the clock. Transitions are queued as they are made,
+// under the mutex, and delivered to the listener in that order (deliver.go).
 type Breaker struct {
 	cfg Config
 	clk clock.Clock
@@ -29,14 +32,23 @@ type Breaker struct {
 	// needNow: the window is time-based, so a report reads the clock.
 	needStart, needNow bool
 
-	// word is state | probes<<probeShift | generation<<genShift.
+	// word is state | probes<<probeShift | generation<<genShift. It is
+	// stored only with mu held.
 	word        atomic.Uint64
 	consecutive atomic.Int64 // consecutive failures while closed
-	openUntil   atomic.Int64 // end of the open period, ns on sw
+	// succBase is the Succeeded total when the current run of successes
+	// began (the last state change, or the first success after a failure):
+	// Snapshot derives ConsecutiveSuccesses from it, so a success pays
+	// nothing more than its total.
+	succBase  atomic.Uint64
+	openUntil atomic.Int64 // end of the open period, ns on sw
 	// openDue is the generation of the open period whose end has passed,
-	// set by a timer so refusals need not read the clock.
-	openDue    atomic.Uint64
-	probeUntil atomic.Int64 // HalfOpenMaxWait after the last probe admitted, ns on sw
+	// set by a timer so refusals need not read the clock; 0: none.
+	openDue atomic.Uint64
+	// probeUntil is HalfOpenMaxWait after the admission of the oldest probe
+	// of this half-open period that has not reported, ns on sw;
+	// math.MaxInt64 when none is out. Stored only with mu held.
+	probeUntil atomic.Int64
 	refusal    atomic.Pointer[OpenError]
 	tot        totals
 
@@ -44,11 +56,15 @@ type Breaker struct {
 
 	// mu serialises state changes (stores to word) and guards the fields
 	// below.
-	mu        sync.Mutex
-	since     int64       // when the current state began, ns on sw
-	reopens   int         // consecutive failed half-open periods
-	openTimer clock.Timer // sets openDue; nil unless open
-	probesOK  int         // probe successes in this half-open period
+	mu         sync.Mutex
+	since      int64        // when the current state began, ns on sw
+	reopens    int          // consecutive failed half-open periods
+	openTimer  clock.Timer  // sets openDue; nil unless open
+	probesOK   int          // probe successes in this half-open period
+	probesOut  []int64      // admission times of this period's unreported probes, ns on sw
+	queue      []Transition // made, not yet delivered; queue[head:] is pending
+	head       int
+	delivering bool // a goroutine is calling the listener
 }
 
 const (
@@ -111,7 +127,8 @@ type Permit struct {
 
 // Allow asks to make a call. It returns a Permit, or an *OpenError (matching
 // ErrOpen) when the breaker refuses: it is open, forced open, or half-open
-// with all probe slots taken. It never waits.
+// with all probe slots taken (here or, by Config.ProbeGate, in the fleet).
+// It never waits, but for a ProbeGate asked in half-open.
 func (b *Breaker) Allow() (Permit, error) {
 	w := b.word.Load()
 	switch stateOf(w) {
@@ -143,22 +160,19 @@ func (b *Breaker) allowSlow(w uint64) (Permit, error) {
 			}
 			w = b.enterHalfOpen(w, now)
 		case StateHalfOpen:
-			if probesOf(w) < int64(b.cfg.HalfOpenProbes) {
-				// The wait is extended before the slot is taken, so a
-				// caller that sees the slots full also sees the wait.
-				b.extendProbeWait(now)
-				if b.word.CompareAndSwap(w, w+1<<probeShift) {
-					b.tot.add(totalAllowed)
-					return Permit{b: b, gen: genOf(w), state: StateHalfOpen, start: now}, nil
-				}
-				w = b.word.Load()
+			if now >= b.probeUntil.Load() {
+				// A probe has not reported within HalfOpenMaxWait.
+				w = b.halfOpenTimeout(w, now)
 				continue
 			}
-			if now < b.probeUntil.Load() {
+			if probesOf(w) >= int64(b.cfg.HalfOpenProbes) {
 				b.tot.add(totalRejected)
 				return Permit{}, b.halfOpenErr
 			}
-			w = b.halfOpenTimeout(w, now)
+			var ok bool
+			if w, ok = b.admitProbe(w, now); ok {
+				return b.gateProbe(genOf(w), now)
+			}
 		case StateForcedOpen:
 			b.tot.add(totalRejected)
 			return Permit{}, b.forcedErr
@@ -182,7 +196,7 @@ func (p Permit) Report(o Outcome) {
 	if o.Result == Ignored {
 		b.tot.add(totalIgnored)
 		if p.state == StateHalfOpen {
-			b.releaseProbe(p.gen)
+			b.releaseProbe(p.gen, p.start)
 		}
 		return
 	}
@@ -196,7 +210,7 @@ func (p Permit) Report(o Outcome) {
 		if d == 0 {
 			d = time.Duration(now - p.start)
 		}
-		slow = d >= b.cfg.SlowCallDuration
+		slow = d > b.cfg.SlowCallDuration
 	}
 	failed := o.Result == Failure
 	if failed {
@@ -209,9 +223,12 @@ func (p Permit) Report(o Outcome) {
 	}
 	switch p.state {
 	case StateClosed:
+		if b.cfg.OnRecord != nil {
+			b.cfg.OnRecord(failed, slow)
+		}
 		b.recordClosed(p.gen, now, failed, slow, o.RetryAfter)
 	case StateHalfOpen:
-		b.recordProbe(p.gen, failed || (slow && b.cfg.SlowCallRate > 0), o.RetryAfter)
+		b.recordProbe(p.gen, p.start, failed || (slow && b.cfg.SlowCallRate > 0), o.RetryAfter)
 	case StateDisabled:
 		b.recordClosed(p.gen, now, failed, slow, -1)
 	}
@@ -243,7 +260,10 @@ func (b *Breaker) recordClosed(gen uint64, now int64, failed, slow bool, hint ti
 			reason = ReasonConsecutiveFailures
 		}
 	} else if b.consecutive.Load() != 0 {
+		// The first success after failures starts a run of successes;
+		// its own is already in the total.
 		b.consecutive.Store(0)
+		b.succBase.Store(b.tot.load(totalSucceeded) - 1)
 	}
 	if b.win != nil {
 		if c, eval := b.win.record(now, failed, slow); eval && reason == ReasonNone {
@@ -263,115 +283,43 @@ func (b *Breaker) trip(gen uint64, reason Reason, hint time.Duration) {
 		b.mu.Unlock()
 		return
 	}
-	t := b.openLocked(b.now(), reason, hint)
+	b.openLocked(b.now(), reason, hint)
 	b.mu.Unlock()
-	b.emit(t)
-}
-
-// enterHalfOpen moves an open breaker whose period has ended, still in word
-// w, to half-open. It returns the current word.
-func (b *Breaker) enterHalfOpen(w uint64, now int64) uint64 {
-	b.mu.Lock()
-	if b.word.Load() != w {
-		w = b.word.Load()
-		b.mu.Unlock()
-		return w
-	}
-	b.probesOK = 0
-	b.probeUntil.Store(after(now, b.cfg.HalfOpenMaxWait))
-	t := b.setLocked(StateHalfOpen, now, ReasonOpenElapsed)
-	w = b.word.Load()
-	b.mu.Unlock()
-	b.emit(t)
-	return w
-}
-
-// halfOpenTimeout reopens a half-open breaker, still of w's generation,
-// whose probes did not decide it within HalfOpenMaxWait.
-func (b *Breaker) halfOpenTimeout(w uint64, now int64) uint64 {
-	b.mu.Lock()
-	cur := b.word.Load()
-	if genOf(cur) != genOf(w) {
-		b.mu.Unlock()
-		return cur
-	}
-	b.reopens++
-	t := b.openLocked(now, ReasonHalfOpenTimeout, 0)
-	w = b.word.Load()
-	b.mu.Unlock()
-	b.emit(t)
-	return w
-}
-
-// extendProbeWait makes the half-open period wait for its probes at least
-// HalfOpenMaxWait from now: a probe admitted late in the period gets the
-// whole wait, rather than being taken for lost by the next caller.
-func (b *Breaker) extendProbeWait(now int64) {
-	until := after(now, b.cfg.HalfOpenMaxWait)
-	for {
-		old := b.probeUntil.Load()
-		if old >= until || b.probeUntil.CompareAndSwap(old, until) {
-			return
-		}
-	}
-}
-
-// releaseProbe gives back the probe slot of an ignored probe.
-func (b *Breaker) releaseProbe(gen uint64) {
-	for {
-		w := b.word.Load()
-		if genOf(w) != gen || stateOf(w) != StateHalfOpen || probesOf(w) == 0 {
-			return
-		}
-		if b.word.CompareAndSwap(w, w-1<<probeShift) {
-			return
-		}
-	}
-}
-
-// recordProbe applies a half-open probe's outcome.
-func (b *Breaker) recordProbe(gen uint64, failed bool, hint time.Duration) {
-	b.mu.Lock()
-	if w := b.word.Load(); genOf(w) != gen || stateOf(w) != StateHalfOpen {
-		// Changed state since Report checked: counted in the totals
-		// already, it only misses the rules.
-		b.mu.Unlock()
-		return
-	}
-	now := b.now()
-	var t Transition
-	switch {
-	case failed:
-		b.reopens++
-		t = b.openLocked(now, ReasonProbeFailed, hint)
-	case b.probesOK+1 >= b.cfg.HalfOpenSuccesses:
-		t = b.closeLocked(now, ReasonProbesSucceeded)
-	default:
-		b.probesOK++
-		b.mu.Unlock()
-		return
-	}
-	b.mu.Unlock()
-	b.emit(t)
+	b.deliver()
 }
 
 // openLocked opens the breaker for the period due after b.reopens failed
 // half-open periods, at least hint long, never ending before a deadline
 // already set.
-func (b *Breaker) openLocked(now int64, reason Reason, hint time.Duration) Transition {
+func (b *Breaker) openLocked(now int64, reason Reason, hint time.Duration) {
 	d := b.openPeriodLocked()
 	until := after(now, d)
 	if hint > 0 {
 		until = max(until, after(now, min(hint, b.cfg.MaxOpenDuration)))
 	}
-	until = max(until, b.openUntil.Load())
+	b.openToLocked(now, max(until, b.openUntil.Load()), reason)
+}
+
+// openToLocked opens the breaker until the instant until (ns on the
+// stopwatch; at or before now means the period is already over).
+func (b *Breaker) openToLocked(now, until int64, reason Reason) {
 	b.openUntil.Store(until)
-	b.refusal.Store(&OpenError{Name: b.cfg.Name, State: StateOpen, Until: b.sw.Time(time.Duration(until)), clock: b.cfg.Clock})
+	b.refusal.Store(b.openError(until))
 	b.consecutive.Store(0)
-	t := b.setLocked(StateOpen, now, reason)
+	b.setLocked(StateOpen, now, reason)
+	b.armOpenTimerLocked(now, until)
+}
+
+// armOpenTimerLocked starts the timer that marks the current open period,
+// ending at until, as due.
+func (b *Breaker) armOpenTimerLocked(now, until int64) {
 	gen := genOf(b.word.Load())
 	b.openTimer = b.clk.AfterFunc(time.Duration(until-now), func() { b.openDue.Store(gen) })
-	return t
+}
+
+// openError returns the refusal of an open period ending at until.
+func (b *Breaker) openError(until int64) *OpenError {
+	return &OpenError{Name: b.cfg.Name, State: StateOpen, Until: b.sw.Time(time.Duration(until)), clock: b.cfg.Clock}
 }
 
 // openPeriodLocked returns the next open period: OpenDuration grown by
@@ -404,35 +352,34 @@ func after(now int64, d time.Duration) int64 {
 }
 
 // closeLocked closes the breaker with an empty window.
-func (b *Breaker) closeLocked(now int64, reason Reason) Transition {
+func (b *Breaker) closeLocked(now int64, reason Reason) {
 	if b.win != nil {
 		b.win.reset()
 	}
 	b.consecutive.Store(0)
 	b.reopens = 0
-	return b.setLocked(StateClosed, now, reason)
+	b.setLocked(StateClosed, now, reason)
 }
 
-// setLocked publishes state to, with a new generation and no probes. Fields
-// the new state's readers need must be stored before it is called.
-func (b *Breaker) setLocked(to State, now int64, reason Reason) Transition {
+// setLocked publishes state to, with a new generation and no probes, and
+// queues the transition for the listener; the caller calls deliver once it
+// has released b.mu. Fields the new state's readers need must be stored
+// before it is called.
+func (b *Breaker) setLocked(to State, now int64, reason Reason) {
 	old := b.word.Load()
 	if b.openTimer != nil {
 		b.openTimer.Stop()
 		b.openTimer = nil
 	}
+	b.succBase.Store(b.tot.load(totalSucceeded))
 	b.word.Store((genOf(old)+1)<<genShift | uint64(to))
 	b.since = now
+	if b.cfg.OnStateChange == nil || reason == ReasonNone {
+		return
+	}
 	t := Transition{Name: b.cfg.Name, From: stateOf(old), To: to, Reason: reason, At: b.sw.Time(time.Duration(now))}
 	if to == StateOpen {
 		t.OpenUntil = b.sw.Time(time.Duration(b.openUntil.Load()))
 	}
-	return t
-}
-
-// emit calls the state-change listener; callers must not hold b.mu.
-func (b *Breaker) emit(t Transition) {
-	if b.cfg.OnStateChange != nil && t.Reason != ReasonNone {
-		b.cfg.OnStateChange(t)
-	}
+	b.queueLocked(t)
 }

@@ -267,18 +267,26 @@ func TestPolicySlowCalls(t *testing.T) {
 	}
 }
 
-// The slow threshold is inclusive and a measured duration counts.
-func TestSlowCallMeasured(t *testing.T) {
-	b, clk := newTest(t, Config{WindowCalls: 2, SlowCallDuration: 10 * time.Second, SlowCallRate: 1, MinCalls: 2})
-	for i, d := range []time.Duration{10*time.Second - 1, 10 * time.Second} {
-		p, err := b.Allow()
-		if err != nil {
-			t.Fatal(err)
+// A call is slow only when it takes longer than SlowCallDuration
+// (resilience4j's reading): exactly the duration is not slow, one
+// nanosecond more is, whether measured on the clock or reported.
+func TestSlowCallBoundary(t *testing.T) {
+	const limit = 10 * time.Second
+	for _, tc := range []struct {
+		d    time.Duration
+		slow bool
+	}{{limit - 1, false}, {limit, false}, {limit + 1, true}} {
+		b, clk := newTest(t, Config{WindowCalls: 2, SlowCallDuration: limit, SlowCallRate: 1, MinCalls: 2})
+		measured := mustAllow(t, b)
+		clk.Advance(tc.d)
+		measured.Success()
+		mustAllow(t, b).Report(Outcome{Result: Failure, Duration: tc.d})
+		want := int64(0)
+		if tc.slow {
+			want = 2
 		}
-		clk.Advance(d)
-		p.Success()
-		if got := b.Snapshot().SlowCalls; got != int64(i) {
-			t.Fatalf("after a %v call: %d slow; want %d", d, got, i)
+		if s := b.Snapshot(); s.SlowCalls != want || s.Totals.Slow != uint64(want) {
+			t.Errorf("%v calls (measured, reported): %d slow in the window, %d in the totals; want %d", tc.d, s.SlowCalls, s.Totals.Slow, want)
 		}
 	}
 }

@@ -44,8 +44,9 @@ type Config struct {
 	// ConsecutiveFailures trips the breaker after this many failures in a
 	// row, whatever the window says. Needs no window.
 	ConsecutiveFailures int
-	// SlowCallDuration makes a call that takes at least this long slow,
-	// whether it succeeded or failed. 0: no call is slow.
+	// SlowCallDuration makes a call that takes longer than this slow,
+	// whether it succeeded or failed; a call of exactly SlowCallDuration is
+	// not slow (resilience4j's reading). 0: no call is slow.
 	SlowCallDuration time.Duration
 	// SlowCallRate trips the breaker when slow calls/calls in the window
 	// reach this fraction (0 < rate <= 1), once MinCalls calls are in the
@@ -73,10 +74,13 @@ type Config struct {
 	// HalfOpenSuccesses is how many probe successes close the breaker. Any
 	// probe failure reopens it. 0: HalfOpenProbes.
 	HalfOpenSuccesses int
-	// HalfOpenMaxWait bounds a half-open period: if the probes have not
-	// decided it within HalfOpenMaxWait of the last probe admitted (lost or
-	// hung probes), the breaker opens again. 0: 60 s. Raise it above your
-	// slowest legitimate call.
+	// HalfOpenMaxWait bounds every probe: if a probe admitted in a
+	// half-open period has not reported within HalfOpenMaxWait of its
+	// admission (lost or hung), the breaker opens again, whether or not
+	// other probe slots are free. A probe that has reported (a success that
+	// did not yet close the breaker) no longer bounds the period; with no
+	// probe out, the breaker stays half-open until the next call probes.
+	// 0: 60 s. Raise it above your slowest legitimate call.
 	HalfOpenMaxWait time.Duration
 
 	// Classify maps the error of a call run by Execute to its outcome.
@@ -87,9 +91,36 @@ type Config struct {
 	// cancellation to Classify instead of ignoring them.
 	CountCanceled bool
 
-	// OnStateChange, if set, is called after every state change, never with
-	// the breaker's lock held. Calls for concurrent changes may overlap.
+	// OnStateChange, if set, is called once for every state change, in the
+	// order the changes were made, one call at a time: each Transition's
+	// From is the previous one's To. It is never called with the breaker's
+	// lock held, so it may call the breaker; a change it causes is
+	// delivered after it returns. Each call is made by the goroutine that
+	// made the change or, if another goroutine is delivering already, by
+	// that one, after the changes before it: the call that caused a change
+	// may return before the listener has seen it, and a slow listener holds
+	// up the goroutine that delivers.
 	OnStateChange func(Transition)
+
+	// ProbeGate, if set, lets processes that share a breaker share its
+	// probes. Allow calls it in half-open only, once it has taken a local
+	// probe slot and without the breaker's lock; false means another
+	// process holds the fleet's probe slots, and the slot is given back and
+	// the call refused as when all slots are taken (an *OpenError with
+	// State StateHalfOpen). It may block for a round trip; the probe's
+	// HalfOpenMaxWait and measured duration include that time. nil: every
+	// local slot may probe.
+	ProbeGate func() bool
+	// OnRecord, if set, is called from Report, synchronously and without
+	// the breaker's lock, for every outcome the closed-state rules counted:
+	// calls admitted while closed and reported in the same generation, not
+	// ignored. It is not called for ignored or dropped outcomes, probes, or
+	// calls in a manual state (forced closed, disabled). failed and slow
+	// are the outcome as the rules see it. It is called before the rules
+	// evaluate the outcome, so a transition that outcome causes comes after
+	// it. A caller may feed the outcomes to a rule of its own over several
+	// processes and Trip the breaker. Keep it cheap: it runs on every call.
+	OnRecord func(failed, slow bool)
 
 	// Clock is the time source. nil: the system clock.
 	Clock clock.Clock

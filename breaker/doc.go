@@ -9,8 +9,8 @@
 // says when the next probe is allowed. When the open period ends the breaker
 // is half-open: up to HalfOpenProbes probe calls pass, calls beyond them are
 // refused (no queueing); HalfOpenSuccesses successes close it with an empty
-// window, any failure reopens it, possibly for longer (OpenBackoff). If the
-// probes do not report within HalfOpenMaxWait, it reopens.
+// window, any failure reopens it, possibly for longer (OpenBackoff). If a
+// probe does not report within HalfOpenMaxWait of its admission, it reopens.
 //
 // # Trip rules
 //
@@ -28,6 +28,23 @@
 // throttle, the caller's own error) count toward nothing. An outcome that
 // arrives after the breaker changed state belongs to an earlier generation
 // and is dropped.
+//
+// # Events
+//
+// Config.OnStateChange hears of every state change, in the order the changes
+// were made and one call at a time (each Transition's From is the previous
+// one's To), never with the breaker's lock held. Under concurrency a change
+// may be delivered by another goroutine, after the call that made it has
+// returned.
+//
+// # Sharing a breaker across processes
+//
+// Processes that front the same upstream can keep their breakers in step
+// through a store of their choosing; the breaker knows nothing of it. Each
+// publishes its own transitions from OnStateChange and applies the others'
+// with OpenUntil and CloseRemote (ReasonRemote); ProbeGate shares the probe
+// slots; OnRecord hands the caller each counted outcome, so a rule over the
+// whole fleet can Trip the breaker (ReasonExternal).
 //
 // # Cost
 //

@@ -17,6 +17,8 @@ const (
 	ReasonProbesSucceeded            // HalfOpenSuccesses probes succeeded
 	ReasonHalfOpenTimeout            // probes did not decide within HalfOpenMaxWait
 	ReasonManual                     // ForceOpen, ForceClosed, Disable or Reset
+	ReasonRemote                     // set to match another process's breaker (OpenUntil, CloseRemote)
+	ReasonExternal                   // tripped by the caller (Trip), e.g. by a rule over several processes' outcomes
 )
 
 // String returns the reason in words, as used in logs and metrics labels.
@@ -42,6 +44,10 @@ func (r Reason) String() string {
 		return "half-open-timeout"
 	case ReasonManual:
 		return "manual"
+	case ReasonRemote:
+		return "remote"
+	case ReasonExternal:
+		return "external"
 	}
 	return "unknown"
 }

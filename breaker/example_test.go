@@ -102,3 +102,106 @@ func ExampleGroup() {
 	// anthropic/claude-opus-4-7 open
 	// openai/gpt-4.1 closed
 }
+
+// Replicas of a gateway keep one breaker in step. Each publishes its own
+// transitions (here straight to the others; in a fleet, through a shared
+// store) and applies the others' with OpenUntil and CloseRemote, skipping
+// ReasonRemote ones so nothing echoes. ProbeGate lets one replica at a time
+// probe for the fleet.
+func ExampleBreaker_OpenUntil() {
+	clk := clocktest.New(time.Time{})
+	var fleet []*breaker.Breaker
+	prober := "" // who holds the fleet's probe slot
+	for _, name := range []string{"replica-a", "replica-b"} {
+		b, _ := breaker.New(breaker.Config{
+			Name: name, ConsecutiveFailures: 2, OpenDuration: 5 * time.Second, Clock: clk,
+			ProbeGate: func() bool {
+				if prober != "" && prober != name {
+					return false
+				}
+				prober = name
+				return true
+			},
+			OnStateChange: func(t breaker.Transition) {
+				fmt.Printf("%s: %v -> %v (%v)\n", t.Name, t.From, t.To, t.Reason)
+				if t.To != breaker.StateHalfOpen {
+					prober = ""
+				}
+				if t.Reason == breaker.ReasonRemote {
+					return // applied from another replica: not ours to publish
+				}
+				for _, other := range fleet {
+					switch {
+					case other.Name() == t.Name:
+					case t.To == breaker.StateOpen:
+						other.OpenUntil(t.OpenUntil)
+					case t.To == breaker.StateClosed:
+						other.CloseRemote()
+					}
+				}
+			},
+		})
+		fleet = append(fleet, b)
+	}
+	a, b := fleet[0], fleet[1]
+	for range 2 {
+		p, _ := a.Allow()
+		p.Failure()
+	}
+	_, err := b.Allow()
+	fmt.Println(err)
+
+	clk.Advance(5 * time.Second)
+	probe, _ := a.Allow() // a takes the fleet's probe
+	_, err = b.Allow()    // b's own slot is free, the fleet's is not
+	fmt.Println(err)
+	probe.Success()
+	fmt.Println(a.State(), b.State())
+	// Output:
+	// replica-a: closed -> open (consecutive-failures)
+	// replica-b: closed -> open (remote)
+	// breaker replica-b: open, next probe in 5s
+	// replica-a: open -> half-open (open-elapsed)
+	// replica-b: open -> half-open (open-elapsed)
+	// breaker replica-b: half-open, all probe slots in use
+	// replica-a: half-open -> closed (probes-succeeded)
+	// replica-b: half-open -> closed (remote)
+	// closed closed
+}
+
+// A trip rule over the whole fleet: OnRecord feeds every replica's counted
+// outcomes to a shared tally (a store, in a real fleet), and the caller
+// trips every replica when the fleet has seen 3 failures, though no replica
+// reached its own limit.
+func ExampleBreaker_Trip() {
+	clk := clocktest.New(time.Time{})
+	failures := 0
+	var fleet []*breaker.Breaker
+	for _, name := range []string{"replica-a", "replica-b", "replica-c"} {
+		b, _ := breaker.New(breaker.Config{
+			Name: name, ConsecutiveFailures: 5, Clock: clk,
+			OnRecord: func(failed, slow bool) {
+				if failed {
+					failures++
+				}
+			},
+			OnStateChange: func(t breaker.Transition) {
+				fmt.Printf("%s: %v -> %v (%v)\n", t.Name, t.From, t.To, t.Reason)
+			},
+		})
+		fleet = append(fleet, b)
+	}
+	for _, b := range fleet {
+		p, _ := b.Allow()
+		p.Failure()
+	}
+	if failures >= 3 {
+		for _, b := range fleet {
+			b.Trip(breaker.ReasonExternal)
+		}
+	}
+	// Output:
+	// replica-a: closed -> open (external)
+	// replica-b: closed -> open (external)
+	// replica-c: closed -> open (external)
+}

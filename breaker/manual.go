@@ -22,9 +22,9 @@ func (b *Breaker) Reset() {
 	b.mu.Lock()
 	now := b.now()
 	b.openUntil.Store(0)
-	t := b.closeLocked(now, ReasonManual)
+	b.closeLocked(now, ReasonManual)
 	b.mu.Unlock()
-	b.emit(t)
+	b.deliver()
 }
 
 func (b *Breaker) setManual(s State) {
@@ -35,7 +35,7 @@ func (b *Breaker) setManual(s State) {
 		b.mu.Unlock()
 		return
 	}
-	t := b.setLocked(s, b.now(), ReasonManual)
+	b.setLocked(s, b.now(), ReasonManual)
 	b.mu.Unlock()
-	b.emit(t)
+	b.deliver()
 }

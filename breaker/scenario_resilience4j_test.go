@@ -17,8 +17,8 @@ import (
 // Differences throughout: resilience4j decides a half-open period by the
 // failure (and slow-call) rate of all its permitted calls; ours reopens on
 // the first failed (or, with a slow-call rule, slow) probe and closes after
-// HalfOpenSuccesses successes. A call is slow there when it takes longer
-// than the threshold, here when it takes at least as long.
+// HalfOpenSuccesses successes. A call is slow, in both, when it takes
+// longer than the threshold (TestSlowCallBoundary).
 
 // r4jConfig is the fixture with a count window of 5 calls (the older
 // version of the fixture; the newer one uses a time window, see
@@ -388,10 +388,9 @@ func TestScenario_Resilience4j_NoEventForSameStateTransition(t *testing.T) {
 // Origin: circuitBreakerTransitionsToOpenAfterWaitDurationInHalfOpenState
 // (maxWaitDurationInHalfOpenState 1 s). A probe that does not report within
 // the wait sends the breaker back to open. Difference: resilience4j reopens
-// after the wait even with no probe taken; ours stays half-open while a slot
-// is free, since the next call will be the probe. A probe admitted late in
-// the period still gets the whole wait (before the fix in extendProbeWait it
-// was taken for lost by the next caller at once).
+// after the wait even with no probe taken; ours stays half-open while no
+// probe is out, since the next call will be the probe, and bounds each
+// probe by the wait from its own admission (TestHalfOpenMaxWaitBoundsEveryProbe).
 func TestScenario_Resilience4j_MaxWaitDurationInHalfOpenState(t *testing.T) {
 	cfg := r4jConfig()
 	cfg.HalfOpenProbes = 1

@@ -21,6 +21,12 @@ type Snapshot struct {
 	FailureRate, SlowCallRate  float64
 	// ConsecutiveFailures while closed.
 	ConsecutiveFailures int64
+	// ConsecutiveSuccesses counts the successes (slow ones included) the
+	// closed-state rules recorded since the last failure they recorded or
+	// the last state change, whichever came later: while StateClosed or
+	// StateDisabled, 0 in every other state. Ignored, dropped and probe
+	// outcomes do not count.
+	ConsecutiveSuccesses int64
 	// Probes admitted (and not ignored) and probe successes in the current
 	// half-open period; a probe keeps its slot until the period ends.
 	Probes, ProbeSuccesses int
@@ -43,7 +49,7 @@ type Totals struct {
 
 // State returns the breaker's current state, first making any transition
 // that has fallen due (an open period that has ended, a half-open period
-// past HalfOpenMaxWait).
+// with a probe out past HalfOpenMaxWait).
 func (b *Breaker) State() State { return stateOf(b.advance()) }
 
 // advance makes transitions due at the current time and returns the word.
@@ -56,7 +62,7 @@ func (b *Breaker) advance() uint64 {
 			w = b.enterHalfOpen(w, now)
 		}
 	case StateHalfOpen:
-		if probesOf(w) >= int64(b.cfg.HalfOpenProbes) && now >= b.probeUntil.Load() {
+		if now >= b.probeUntil.Load() {
 			w = b.halfOpenTimeout(w, now)
 		}
 	}
@@ -90,6 +96,8 @@ func (b *Breaker) Snapshot() Snapshot {
 		},
 	}
 	switch s.State {
+	case StateClosed, StateDisabled:
+		s.ConsecutiveSuccesses = b.consecutiveSuccesses()
 	case StateOpen:
 		until := b.openUntil.Load()
 		s.OpenUntil = b.sw.Time(time.Duration(until))
@@ -103,4 +111,17 @@ func (b *Breaker) Snapshot() Snapshot {
 		s.FailureRate, s.SlowCallRate = c.failureRate(), c.slowRate()
 	}
 	return s
+}
+
+// consecutiveSuccesses returns the successes since the run began (succBase);
+// none while the last outcome recorded was a failure.
+func (b *Breaker) consecutiveSuccesses() int64 {
+	if b.consecutive.Load() != 0 {
+		return 0
+	}
+	n, base := b.tot.load(totalSucceeded), b.succBase.Load()
+	if n <= base {
+		return 0 // sums read while reports land may cross
+	}
+	return int64(n - base)
 }
