@@ -53,6 +53,7 @@ func TestValidateAcceptsEveryExample(t *testing.T) {
 	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "FUSEBOX_KEY_WEB", "FUSEBOX_KEY_BATCH"} {
 		t.Setenv(v, "test-"+strings.ToLower(v))
 	}
+	t.Setenv("REDIS_URL", "redis://:test-pass@127.0.0.1:6379/0") // validate does not connect
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v %v", files, err)

@@ -83,6 +83,7 @@ func runServe(ctx context.Context, o serveOptions, logOut io.Writer) error {
 	defer signal.Stop(hup)
 	go reloadOnHangup(ctx, hup, srv, log)
 	log.Info("fusebox listening", "addr", ln.Addr().String(), "models", len(cfg.Models), "providers", len(cfg.Providers))
+	defer srv.Close()
 	return srv.ListenAndServe(ctx, ln, o.drain)
 }
 

@@ -20,7 +20,14 @@
 // # A complete file
 //
 //	listen: 127.0.0.1:8080             # host:port; default 127.0.0.1:8080
-//	state: memory                      # memory (default) | redis://host:port/db | rediss://…
+//	state: memory                      # memory (default) | redis://[user:pass@]host:port/db | rediss://… (TLS)
+//	fleet:                             # with state: redis://…, replicas share breakers
+//	  prefix: "fusebox:"               # of every key and channel
+//	  timeout: 20ms                    # a Redis call on the request path (half-open probe permits)
+//	  sync: 50ms                       # outcomes published, fleet state read; trips arrive at once
+//	  addrs: []                        # more nodes: Cluster seeds or Sentinels
+//	  cluster: false                   # the nodes are a Redis Cluster
+//	  master_name: ""                  # Sentinel master; the URL's host and addrs are Sentinels
 //	clients:                           # gateway API keys; none = open
 //	  - name: web                      # required, unique
 //	    key: "${FUSEBOX_KEY_WEB}"      # required, unique; Bearer or x-api-key

@@ -31,8 +31,11 @@ func TestExamplesParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := func(k string) (string, bool) {
-			if k == "FUSEBOX_LISTEN" {
+			switch k {
+			case "FUSEBOX_LISTEN":
 				return "", false // use the default in the file
+			case "REDIS_URL":
+				return "redis://:pw@127.0.0.1:6379/0", true
 			}
 			return anyEnv(k)
 		}

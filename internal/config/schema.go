@@ -18,6 +18,8 @@ type Config struct {
 	// TLS, so that replicas share breakers, limits and idempotency records.
 	// Default: memory.
 	State StateURL `yaml:"state"`
+	// Fleet tunes how replicas share state when State is a Redis URL.
+	Fleet Fleet `yaml:"fleet"`
 	// Clients are the gateway's API keys. None: the gateway is open to
 	// anyone who can reach it.
 	Clients []Client `yaml:"clients"`
@@ -358,6 +360,30 @@ type Server struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
+// Fleet tunes the state replicas share through Redis (state: redis://…).
+// What is shared: breakers (trips, the window rules over all replicas'
+// outcomes, half-open probes). A replica never waits on Redis to admit a
+// call, except for a half-open probe permit, bounded by Timeout; with
+// Redis down each replica goes on with its own state.
+type Fleet struct {
+	// Prefix starts every key and channel name, so that several fleets
+	// can share one Redis. Default: "fusebox:".
+	Prefix string `yaml:"prefix"`
+	// Timeout bounds a Redis call on the request path. Default: 20ms.
+	Timeout time.Duration `yaml:"timeout"`
+	// Sync is how often outcomes are published and the fleet's state read
+	// (trips also arrive at once by pub/sub). Default: 50ms.
+	Sync time.Duration `yaml:"sync"`
+	// Addrs are more Redis nodes, host:port, beside the state URL's:
+	// Cluster seeds (with Cluster) or Sentinels (with MasterName).
+	Addrs []string `yaml:"addrs"`
+	// Cluster: the nodes are a Redis Cluster.
+	Cluster bool `yaml:"cluster"`
+	// MasterName is the Sentinel master's name; set, the state URL's host
+	// and Addrs are the Sentinels.
+	MasterName string `yaml:"master_name"`
+}
+
 // Idempotency configures replays of requests that carry an
 // Idempotency-Key: the same key and body get the stored answer.
 type Idempotency struct {
@@ -462,7 +488,8 @@ type Breaker struct {
 	FailureRate float64 `yaml:"failure_rate"`
 	// Consecutive trips after this many failures in a row.
 	Consecutive int `yaml:"consecutive"`
-	// SlowCall makes a call at least this long slow. Default: none.
+	// SlowCall makes a call that takes longer than this slow (one of
+	// exactly this long is not). Default: none.
 	SlowCall time.Duration `yaml:"slow_call"`
 	// SlowCallRate trips when slow calls/calls in the window reach it;
 	// needs SlowCall.
@@ -486,8 +513,9 @@ type Breaker struct {
 	Probes int `yaml:"probes"`
 	// ProbeSuccesses is how many probe successes close it. Default: Probes.
 	ProbeSuccesses int `yaml:"probe_successes"`
-	// HalfOpenMaxWait reopens a half-open breaker whose probes have not
-	// answered in this long. Default: 60s.
+	// HalfOpenMaxWait reopens a half-open breaker when a probe has not
+	// answered this long after it was sent, whether or not other probe
+	// slots are free. Default: 60s.
 	HalfOpenMaxWait time.Duration `yaml:"half_open_max_wait"`
 	// BackgroundProbe: while the breaker is open, the gateway sends the
 	// target a cheap request (max_tokens 1) when the open period ends, off

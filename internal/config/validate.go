@@ -85,7 +85,14 @@ func (c *Config) checkListen(r *report) {
 
 func (c *Config) checkState(r *report) {
 	if c.State == "memory" {
+		if f := c.Fleet; f.Prefix != "" || f.Timeout != 0 || f.Sync != 0 || len(f.Addrs) > 0 || f.Cluster || f.MasterName != "" {
+			r.field("fleet", "set with state: memory, where nothing is shared; set state: redis://host:port/db, or remove fleet")
+		}
 		return
+	}
+	negatives(r, "fleet", reflect.ValueOf(c.Fleet))
+	if c.Fleet.Cluster && c.Fleet.MasterName != "" {
+		r.field("fleet.master_name", "set with fleet.cluster: a Redis Cluster has no Sentinel master; choose one")
 	}
 	u, err := url.Parse(string(c.State))
 	ok := err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "" && u.Opaque == ""

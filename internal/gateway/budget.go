@@ -9,6 +9,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 )
 
 // budget is one client's daily and monthly limits and its spending. It is
@@ -16,6 +17,9 @@ import (
 type budget struct {
 	limit config.Budget
 	*spending
+	// ledger, with state: redis://…, is the spending of the whole fleet,
+	// which then decides and records instead of spending.
+	ledger *fleet.Ledger
 }
 
 // spending is what a client has spent in the current UTC day and month. A
@@ -84,7 +88,32 @@ func (b *spending) spend(usd float64) {
 // reserve admits a request that may cost up to usd, counting it against
 // the budget until it is settled; it returns "" when it fits, or which
 // budget ("daily", "monthly") it does not fit in and when that resets.
-func (b *budget) reserve(usd float64) (which string, resets time.Time) {
+// With a fleet, the reservation is the fleet's.
+func (b *budget) reserve(usd float64) (res fleet.Reservation, which string, resets time.Time) {
+	if b.ledger != nil {
+		now := b.clk.Now()
+		res, which = b.ledger.Reserve(now, usd, b.limit.Daily, b.limit.Monthly)
+		return res, which, periodEnd(now, which)
+	}
+	which, resets = b.reserveLocal(usd)
+	return res, which, resets
+}
+
+// periodEnd returns when the budget period which ("daily", "monthly")
+// that holds now ends.
+func periodEnd(now time.Time, which string) time.Time {
+	now = now.UTC()
+	switch which {
+	case "daily":
+		return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	case "monthly":
+		return time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Time{}
+}
+
+// reserveLocal is reserve on this replica's spending.
+func (b *budget) reserveLocal(usd float64) (which string, resets time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.rollLocked(b.clk.Now())
@@ -119,9 +148,9 @@ func (x *exchange) checkBudget(c *client, body []byte) bool {
 		return true
 	}
 	est := x.estimate(body)
-	which, resets := c.budget.reserve(est)
+	res, which, resets := c.budget.reserve(est)
 	if which == "" {
-		x.reserved = est
+		x.reserved, x.resv = est, res
 		return true
 	}
 	limit := c.budget.limit.Daily
@@ -167,22 +196,32 @@ func (x *exchange) settleBudget() {
 	if !x.priced && x.walk != nil && x.walk.Attempts > 0 && x.delivered {
 		cost = max(cost, x.reserved)
 	}
-	c.budget.settle(x.reserved, cost)
+	if c.budget.ledger != nil {
+		c.budget.ledger.Settle(x.s.clk.Now(), x.resv, cost)
+	} else {
+		c.budget.settle(x.reserved, cost)
+	}
 	x.reserved = 0
 }
 
 // left returns what the client may still spend in the current day and
 // month, never below zero; NaN for a period without a limit.
 func (b *budget) left() (day, month float64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.rollLocked(b.clk.Now())
+	var spentDay, spentMonth float64
+	if b.ledger != nil {
+		spentDay, spentMonth = b.ledger.Spent(b.clk.Now())
+	} else {
+		b.mu.Lock()
+		b.rollLocked(b.clk.Now())
+		spentDay, spentMonth = b.spentDay, b.spentMonth
+		b.mu.Unlock()
+	}
 	day, month = math.NaN(), math.NaN()
 	if b.limit.Daily > 0 {
-		day = max(b.limit.Daily-b.spentDay, 0)
+		day = max(b.limit.Daily-spentDay, 0)
 	}
 	if b.limit.Monthly > 0 {
-		month = max(b.limit.Monthly-b.spentMonth, 0)
+		month = max(b.limit.Monthly-spentMonth, 0)
 	}
 	return day, month
 }

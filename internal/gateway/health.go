@@ -31,7 +31,15 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"ready": false, "models_without_target": down})
 		return
 	}
-	w.Write([]byte(`{"ready":true}` + "\n"))
+	switch {
+	case s.fleet == nil:
+		w.Write([]byte(`{"ready":true}` + "\n"))
+	case s.fleet.Up():
+		w.Write([]byte(`{"ready":true,"state":"shared"}` + "\n"))
+	default:
+		// Ready still: requests are served on this replica's own state.
+		w.Write([]byte(`{"ready":true,"state":"degraded","detail":"Redis unreachable: this replica goes on with its own state"}` + "\n"))
+	}
 }
 
 // handleBreaker lets an operator force a target's breaker open or closed,

@@ -182,6 +182,7 @@ func start(t *testing.T, o Options, yaml string, ups ...*upstream) (*Server, *ht
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(s.Close) // after the listener: cleanups run last first
 	t.Cleanup(hs.Close)
 	return s, hs
 }

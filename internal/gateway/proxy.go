@@ -17,6 +17,7 @@ import (
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/cache"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -89,6 +90,7 @@ type exchange struct {
 	// delivered that an upstream's 2xx was handed over; tpm the
 	// request's reservation of its client's tokens per minute.
 	reserved          float64
+	resv              fleet.Reservation // the fleet's, with state: redis://…
 	priced, delivered bool
 	tpm               limit.Reservation
 	// served is the attempt whose usage was priced last: its target's

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -60,6 +62,11 @@ type Server struct {
 	st       atomic.Pointer[state]
 	reloadMu sync.Mutex
 
+	// fleet shares state with the other replicas (state: redis://…);
+	// nil with state: memory. rdb is its Redis client.
+	fleet *fleet.Fleet
+	rdb   io.Closer
+
 	// testHookLeft, if set, is told when an exchange has handled its
 	// client's leaving, and whether it drains the answer.
 	testHookLeft func(draining bool)
@@ -76,11 +83,18 @@ func New(o Options) (*Server, error) {
 	if !o.NoMetrics {
 		s.metrics = metrics.New()
 	}
+	if err := s.joinFleet(o.Config); err != nil {
+		return nil, err
+	}
 	st, err := s.buildState(o.Config, nil)
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.st.Store(st)
+	if s.fleet != nil {
+		s.fleet.Start()
+	}
 	s.metrics.Watch(func() *router.Router { return s.state().router })
 	s.metrics.WatchCaches(func() (entries, bytes int64) {
 		for _, c := range s.state().caches {
@@ -152,6 +166,16 @@ func (s *Server) budgetsLeft() []metrics.BudgetLeft {
 // everything New would build, without serving. fusebox validate uses it so
 // that a file it accepts is one serve accepts.
 func Check(cfg *config.Config) error {
+	if cfg.State != "" && cfg.State != "memory" {
+		rdb, err := fleet.Dial(cfg.State, cfg.Fleet) // connects only when used
+		if err != nil {
+			return err
+		}
+		rdb.Close()
+		c := *cfg
+		c.State, c.Fleet = "memory", config.Fleet{} // nothing to share while checking
+		cfg = &c
+	}
 	_, err := New(Options{Config: cfg})
 	return err
 }
@@ -266,4 +290,31 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, drain time
 		return serr
 	}
 	return err
+}
+
+// joinFleet connects to the shared state when cfg's state is a Redis URL.
+func (s *Server) joinFleet(cfg *config.Config) error {
+	if cfg.State == "" || cfg.State == "memory" {
+		return nil
+	}
+	rdb, err := fleet.Dial(cfg.State, cfg.Fleet)
+	if err != nil {
+		return err
+	}
+	sb := s.metrics.StateBackend()
+	s.rdb = rdb
+	s.fleet = fleet.New(fleet.Options{Client: rdb, Prefix: cfg.Fleet.Prefix, Timeout: cfg.Fleet.Timeout, Sync: cfg.Fleet.Sync,
+		Clock: s.opts.Clock, Log: s.log, OnHealth: sb.Up, OnError: sb.Error, OnFallback: sb.Fallback})
+	return nil
+}
+
+// Close stops sharing state with the fleet and closes its connections.
+// Call it once the server no longer serves.
+func (s *Server) Close() {
+	if s.fleet != nil {
+		s.fleet.Close()
+	}
+	if s.rdb != nil {
+		s.rdb.Close()
+	}
 }

@@ -55,6 +55,16 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 		}
 	}
 	spec.OnKeyDisabled = s.keyDisabled
+	if f := s.fleet; f != nil {
+		spec.Share = f.Join
+		forget := spec.OnRemove
+		spec.OnRemove = func(t *router.Target) {
+			if forget != nil {
+				forget(t)
+			}
+			f.Leave(t.Name)
+		}
+	}
 	if prev != nil {
 		spec.Keep = prev.router
 	}
@@ -91,6 +101,9 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 				spent = was.budget.spending
 			}
 			cl.budget = newBudget(c.Budget, spent, s.opts.Clock)
+			if s.fleet != nil {
+				cl.budget.ledger = s.fleet.Ledger(c.Name) // one figure for the fleet
+			}
 		}
 		switch {
 		case was != nil && was.fp == cl.fp:
@@ -154,6 +167,9 @@ func (s *Server) Reload() (ReloadResult, error) {
 	if cfg.Listen != prev.cfg.Listen {
 		res.Warnings = append(res.Warnings, "listen changed from "+prev.cfg.Listen+" to "+cfg.Listen+"; it takes effect after a restart")
 	}
+	if cfg.State.Value() != prev.cfg.State.Value() || config.Fingerprint(cfg.Fleet) != config.Fingerprint(prev.cfg.Fleet) {
+		res.Warnings = append(res.Warnings, "state and fleet take effect after a restart; the gateway goes on with "+prev.cfg.State.String())
+	}
 	if o, n := prev.cfg.Server, cfg.Server; o.ReadHeaderTimeout != n.ReadHeaderTimeout || o.IdleTimeout != n.IdleTimeout {
 		res.Warnings = append(res.Warnings, "server.read_header_timeout and server.idle_timeout take effect after a restart")
 	}
@@ -166,6 +182,11 @@ func (s *Server) Reload() (ReloadResult, error) {
 		live[t] = true
 	}
 	s.metrics.Forget(res.Removed, func(t *router.Target) bool { return live[t] })
+	if s.fleet != nil {
+		for _, name := range res.Removed {
+			s.fleet.Leave(name)
+		}
+	}
 	s.log.Info("configuration reloaded", "file", cfg.File, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,
 		"targets_removed", res.Removed, "warnings", res.Warnings)
 	return res, nil

@@ -53,7 +53,12 @@ type Spec struct {
 	OnTransition func(breaker.Transition)
 	// OnProbe, if set, is told of every background probe's outcome.
 	OnProbe func(target *Target, v aierr.Verdict)
-	Clock   clock.Clock
+	// Share, if set, is given each new target's breaker settings before
+	// the breaker is built (to hook them, as the fleet does to share the
+	// breaker with other replicas) and returns a function to call with
+	// the breaker once built.
+	Share func(target string, bc *breaker.Config) func(*breaker.Breaker)
+	Clock clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -237,6 +242,7 @@ type Router struct {
 	direct       AliasSpec
 	maxDirect    int
 	onRemove     func(*Target)
+	share        func(string, *breaker.Config) func(*breaker.Breaker)
 	sticky       *sticky
 	keep         *Router // the router replaced, while New runs
 
@@ -298,6 +304,7 @@ func New(s Spec) (*Router, error) {
 		direct:       s.Direct,
 		maxDirect:    cmp.Or(s.MaxDirect, 256),
 		onRemove:     s.OnRemove,
+		share:        s.Share,
 		sticky:       newSticky(),
 		targets:      map[string]*Target{},
 		aliases:      map[string]*Alias{},
@@ -496,9 +503,16 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 			r.scheduleProbe(t, tr)
 		}
 	}
+	var joined func(*breaker.Breaker)
+	if r.share != nil {
+		joined = r.share(name, &bc)
+	}
 	br, err := breaker.New(bc)
 	if err != nil {
 		return nil, err
+	}
+	if joined != nil {
+		joined(br)
 	}
 	keys := p.keys
 	if len(ts.Keys) > 0 {

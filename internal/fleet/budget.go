@@ -1,0 +1,254 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A client's spending is one figure across the fleet, kept in
+// {prefix}{bud:<client>}:d:<YYYY-MM-DD> and :m:<YYYY-MM> (hash field
+// spent, USD; they expire after their period). Requests in flight hold
+// reservations in {prefix}{bud:<client>}:r (a sorted set of reservation
+// ids by expiry) and :ra (their amounts, and _total): a reservation whose
+// replica died before settling it expires after ReservationTTL. Admission
+// is one script that drops expired reservations and reserves only if the
+// spending, the reservations and this request fit both limits, so a burst
+// spread over replicas cannot overshoot a budget.
+
+// ReservationTTL is how long a reservation that is never settled (its
+// replica died) holds part of a budget.
+const ReservationTTL = 15 * time.Minute
+
+// Ledger is one client's spending, shared with the fleet. It is safe for
+// concurrent use.
+type Ledger struct {
+	f   *Fleet
+	key string
+
+	mu sync.Mutex
+	// day and month are the fleet's spending as last read, for the
+	// periods named by dayOf and monthOf.
+	day, month     float64
+	dayOf, monthOf string
+	unsent         float64 // spending recorded while Redis was down
+	held           float64 // the fleet's reservations, as last read
+	localReserved  float64 // reservations made while Redis was down
+}
+
+// Reservation is what a request holds of a budget until it is settled.
+type Reservation struct {
+	id    string
+	usd   float64
+	local bool // made on this replica's own figures (Redis was down)
+}
+
+// USD returns the amount reserved.
+func (r Reservation) USD() float64 { return r.usd }
+
+// Ledger returns client's shared spending.
+func (f *Fleet) Ledger(client string) *Ledger {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.ledgers[client]; ok {
+		return l
+	}
+	l := &Ledger{f: f, key: f.o.Prefix + "{bud:" + client + "}"}
+	f.ledgers[client] = l
+	return l
+}
+
+// periods returns the keys of now's UTC day and month.
+func (l *Ledger) periods(now time.Time) (day, month string) {
+	now = now.UTC()
+	return l.key + ":d:" + now.Format("2006-01-02"), l.key + ":m:" + now.Format("2006-01")
+}
+
+// reserveScript: KEYS day, month, reservations, amounts; ARGV usd, daily
+// limit, monthly limit (0: none), id, expiry (unix ms), now (unix ms),
+// the keys' TTL (ms, relative: Redis's clock need not be the replicas').
+// Returns {1 or 0, refused period or "", day spent, month spent, held}.
+var reserveScript = redis.NewScript(`
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
+for _, id in ipairs(gone) do
+  local a = tonumber(redis.call('HGET', KEYS[4], id) or '0')
+  redis.call('HINCRBYFLOAT', KEYS[4], '_total', -a)
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('ZREM', KEYS[3], id)
+end
+local held = math.max(tonumber(redis.call('HGET', KEYS[4], '_total') or '0'), 0)
+local day = tonumber(redis.call('HGET', KEYS[1], 'spent') or '0')
+local month = tonumber(redis.call('HGET', KEYS[2], 'spent') or '0')
+local usd, dl, ml = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if dl > 0 and day + held + usd > dl then return {0, 'daily', tostring(day), tostring(month), tostring(held)} end
+if ml > 0 and month + held + usd > ml then return {0, 'monthly', tostring(day), tostring(month), tostring(held)} end
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[1])
+redis.call('HINCRBYFLOAT', KEYS[4], '_total', usd)
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
+redis.call('PEXPIRE', KEYS[4], ARGV[7])
+return {1, '', tostring(day), tostring(month), tostring(held + usd)}
+`)
+
+// Reserve asks the fleet for usd of the client's budget (limits daily and
+// monthly, 0 for none), at now. It returns the reservation, or the period
+// ("daily", "monthly") it does not fit in. Without Redis the decision is
+// made on this replica's figures: the fleet's spending as last read, what
+// it spent since and what it holds.
+func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservation, string) {
+	var id [8]byte
+	rand.Read(id[:])
+	r := Reservation{id: hex.EncodeToString(id[:]), usd: usd}
+	day, month := l.periods(now)
+	ctx, cancel := l.f.ctx()
+	defer cancel()
+	exp := now.Add(ReservationTTL).UnixMilli()
+	vals, err := reserveScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra"},
+		usd, daily, monthly, r.id, exp, now.UnixMilli(), ReservationTTL.Milliseconds()).Slice()
+	if l.f.result("budget_reserve", err) && len(vals) == 5 {
+		ok, _ := vals[0].(int64)
+		which, _ := vals[1].(string)
+		l.read(day, month, toString(vals[2]), toString(vals[3]), toString(vals[4]))
+		if ok != 1 {
+			return Reservation{}, which
+		}
+		return r, ""
+	}
+	l.f.fallback("budget_reserve")
+	return l.reserveLocal(r, day, month, daily, monthly)
+}
+
+// reserveLocal decides on this replica's own figures.
+func (l *Ledger) reserveLocal(r Reservation, day, month string, daily, monthly float64) (Reservation, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// What the fleet held when last read counts too: the other replicas'
+	// requests in flight.
+	spentDay, spentMonth := l.unsent+l.held, l.unsent+l.held
+	if l.dayOf == day {
+		spentDay += l.day
+	}
+	if l.monthOf == month {
+		spentMonth += l.month
+	}
+	switch {
+	case daily > 0 && spentDay+l.localReserved+r.usd > daily:
+		return Reservation{}, "daily"
+	case monthly > 0 && spentMonth+l.localReserved+r.usd > monthly:
+		return Reservation{}, "monthly"
+	}
+	l.localReserved += r.usd
+	r.local = true
+	return r, ""
+}
+
+// read records the fleet's spending and reservations as Redis gave them.
+func (l *Ledger) read(day, month, spentDay, spentMonth, held string) {
+	d, _ := strconv.ParseFloat(spentDay, 64)
+	m, _ := strconv.ParseFloat(spentMonth, 64)
+	h, _ := strconv.ParseFloat(held, 64)
+	l.mu.Lock()
+	l.dayOf, l.monthOf, l.day, l.month, l.held = day, month, d, m, max(h, 0)
+	l.mu.Unlock()
+}
+
+// settleScript: KEYS day, month, reservations, amounts; ARGV id, cost.
+var settleScript = redis.NewScript(`
+local a = redis.call('HGET', KEYS[4], ARGV[1])
+if a then
+  redis.call('HINCRBYFLOAT', KEYS[4], '_total', -tonumber(a))
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+local c = tonumber(ARGV[2])
+if c > 0 then
+  redis.call('HINCRBYFLOAT', KEYS[1], 'spent', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], 172800000)
+  redis.call('HINCRBYFLOAT', KEYS[2], 'spent', ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], 5356800000)
+end
+return 1
+`)
+
+// Settle replaces reservation r with what the request cost, at now.
+// Without Redis the cost is kept and added when Redis is back (the
+// reservation then expires on its own), so nothing spent is lost.
+func (l *Ledger) Settle(now time.Time, r Reservation, cost float64) {
+	if r.local {
+		l.mu.Lock()
+		l.localReserved = max(l.localReserved-r.usd, 0)
+		l.unsent += cost
+		l.mu.Unlock()
+		return
+	}
+	day, month := l.periods(now)
+	ctx, cancel := context.WithTimeout(context.Background(), l.f.bgTimeout())
+	defer cancel()
+	err := settleScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra"}, r.id, strconv.FormatFloat(cost, 'g', -1, 64)).Err()
+	if !l.f.result("budget_settle", err) {
+		l.mu.Lock()
+		l.unsent += cost
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Lock()
+	if l.dayOf == day {
+		l.day += cost
+	}
+	if l.monthOf == month {
+		l.month += cost
+	}
+	l.mu.Unlock()
+}
+
+// Spent returns the client's spending in now's UTC day and month, as last
+// known here (the fleet's, plus what this replica could not send yet).
+func (l *Ledger) Spent(now time.Time) (day, month float64) {
+	d, m := l.periods(now)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	day, month = l.unsent, l.unsent
+	if l.dayOf == d {
+		day += l.day
+	}
+	if l.monthOf == m {
+		month += l.month
+	}
+	return day, month
+}
+
+// exchange adds to pipe the spending this replica could not send, and the
+// reads of the fleet's; the function it returns applies the answers.
+func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Time) func() {
+	day, month := l.periods(now)
+	l.mu.Lock()
+	unsent := l.unsent
+	l.unsent = 0
+	l.mu.Unlock()
+	var sent *redis.Cmd
+	if unsent > 0 {
+		sent = settleScript.Eval(ctx, pipe, []string{day, month, l.key + ":r", l.key + ":ra"}, "", strconv.FormatFloat(unsent, 'g', -1, 64))
+	}
+	d := pipe.HGet(ctx, day, "spent")
+	m := pipe.HGet(ctx, month, "spent")
+	h := pipe.HGet(ctx, l.key+":ra", "_total")
+	return func() {
+		if sent != nil && sent.Err() != nil {
+			l.mu.Lock()
+			l.unsent += unsent // not taken: sent again next round
+			l.mu.Unlock()
+			return
+		}
+		if answered(d) && answered(m) && answered(h) {
+			l.read(day, month, d.Val(), m.Val(), h.Val())
+		}
+	}
+}
+
+// answered reports a read that Redis answered (nil included).
+func answered(c *redis.StringCmd) bool { return c.Err() == nil || c.Err() == redis.Nil }

@@ -1,0 +1,146 @@
+package fleet
+
+import (
+	"log/slog"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/redistest"
+)
+
+// linked returns n fleets on srv, not started unless start. Their
+// timeout is generous for a loaded machine, unless short (for a hung
+// Redis).
+func linked(t *testing.T, srv *redistest.Server, n int, start bool, short ...bool) []*Fleet {
+	t.Helper()
+	var fs []*Fleet
+	for range n {
+		rdb, err := Dial(config.StateURL(srv.URL()), config.Fleet{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		timeout := 2 * time.Second
+		if len(short) > 0 {
+			timeout = 50 * time.Millisecond
+		}
+		f := New(Options{Client: rdb, Timeout: timeout, Sync: 10 * time.Millisecond,
+			Log: slog.New(slog.DiscardHandler)})
+		if start {
+			f.Start()
+		}
+		t.Cleanup(func() { f.Close(); rdb.Close() })
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// Concurrent reservations on three replicas never overshoot the budget:
+// each fits only while the fleet's spending, every reservation held and
+// itself fit; settling releases the reservation and counts the cost.
+func TestLedgerReservationsHoldAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	fs := linked(t, srv, 3, false)
+	now := start
+	var mu sync.Mutex
+	var held []Reservation
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Go(func() {
+			r, which := fs[i%3].Ledger("web").Reserve(now, 1, 10, 0)
+			if which == "" {
+				mu.Lock()
+				held = append(held, r)
+				mu.Unlock()
+			} else if which != "daily" {
+				t.Errorf("refused for %q, want daily", which)
+			}
+		})
+	}
+	wg.Wait()
+	if len(held) != 10 {
+		t.Fatalf("%d reservations of $1 fit a $10 budget across the fleet, want 10", len(held))
+	}
+	for i, r := range held {
+		fs[i%3].Ledger("web").Settle(now, r, 0.5) // each cost half its reservation
+	}
+	day, _ := fs[0].Ledger("web").Spent(now)
+	if _, which := fs[1].Ledger("web").Reserve(now, 5, 10, 0); which != "" {
+		t.Errorf("$5 did not fit after $%g spent of $10", day)
+	}
+	if _, which := fs[2].Ledger("web").Reserve(now, 0.01, 10, 0); which != "daily" {
+		t.Error("a reservation fit a budget spent and held to its limit")
+	}
+}
+
+// A reservation never settled (its replica died) stops holding the budget
+// after ReservationTTL.
+func TestUnsettledReservationExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	f := linked(t, srv, 1, false)[0]
+	l := f.Ledger("web")
+	if _, which := l.Reserve(start, 10, 10, 0); which != "" {
+		t.Fatal("the first reservation did not fit")
+	}
+	if _, which := l.Reserve(start.Add(time.Minute), 1, 10, 0); which != "daily" {
+		t.Fatal("a reservation fit beside one holding the whole budget")
+	}
+	if _, which := l.Reserve(start.Add(ReservationTTL+time.Second), 1, 10, 0); which != "" {
+		t.Fatal("an unsettled reservation still held the budget after ReservationTTL")
+	}
+}
+
+// Monthly limits hold over days, and the daily figure starts again each
+// UTC day.
+func TestLedgerPeriods(t *testing.T) {
+	srv := redistest.Start(t)
+	l := linked(t, srv, 1, false)[0].Ledger("web")
+	r, _ := l.Reserve(start, 3, 4, 5)
+	l.Settle(start, r, 3)
+	if _, which := l.Reserve(start, 2, 4, 5); which != "daily" {
+		t.Errorf("refused for %q, want daily", which)
+	}
+	next := start.Add(24 * time.Hour)
+	if _, which := l.Reserve(next, 2.5, 4, 5); which != "monthly" {
+		t.Errorf("the next day, refused for %q, want monthly ($3 of $5 spent)", which)
+	}
+	if r, which := l.Reserve(next, 1.5, 4, 5); which != "" {
+		t.Errorf("$1.5 of the month's $2 left was refused for %q", which)
+	} else {
+		l.Settle(next, r, 1.5)
+	}
+	if d, m := l.Spent(next); !near(d, 1.5) || !near(m, 4.5) {
+		t.Errorf("spent %g today, %g this month; want 1.5, 4.5", d, m)
+	}
+}
+
+// With Redis hung, reservations are decided on the replica's own figures
+// and what is spent is kept; when Redis is back it is merged into the
+// fleet's figure.
+func TestLedgerWithoutRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	fs := linked(t, srv, 2, true, true)
+	a, b := fs[0].Ledger("web"), fs[1].Ledger("web")
+	r, _ := a.Reserve(start, 1, 10, 0)
+	a.Settle(start, r, 2) // the fleet knows $2
+	srv.Pause()
+	defer srv.Resume()
+	r, which := a.Reserve(start, 7, 10, 0)
+	if which != "" || !r.local {
+		t.Fatalf("without Redis: %+v %q; want a local reservation", r, which)
+	}
+	if _, which := a.Reserve(start, 2, 10, 0); which != "daily" {
+		t.Error("a local reservation overshot the budget on the replica's own figures")
+	}
+	a.Settle(start, r, 3)
+	srv.Resume()
+	waitFor(t, "the spending merged into the fleet's", func() bool {
+		b.Reserve(start, 0.001, 0, 0) // reads the fleet's figure
+		d, _ := b.Spent(start)
+		return near(d, 5)
+	})
+}

@@ -1,0 +1,264 @@
+// Package fleet shares a gateway's state with the other replicas of its
+// fleet through Redis, so that several replicas behind a load balancer
+// behave as one gateway: a breaker tripped on one is open on all, and a
+// client's budget is one figure (Ledger).
+//
+// Nothing on the request path waits on Redis past Options.Timeout, and
+// most of it does not wait at all: a breaker's outcomes are published in
+// batches off the request path, and its trips arrive by pub/sub (with a
+// periodic read as the safety net). When Redis is down or slow, each
+// replica goes on with its own state, says so once (log, Up, OnHealth),
+// and merges what it recorded meanwhile when Redis is back.
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fuseboxhq/fusebox/clock"
+)
+
+// Options configures a Fleet.
+type Options struct {
+	// Client reaches Redis (a single node, Sentinel or Cluster).
+	Client redis.UniversalClient
+	// Prefix starts every key and channel name. Default: "fusebox:".
+	Prefix string
+	// Timeout bounds each Redis call made on the request path (a budget
+	// reservation, a half-open probe permit). Default: 20ms.
+	Timeout time.Duration
+	// Sync is how often outcomes are published and the fleet's state
+	// read. Default: 50ms.
+	Sync time.Duration
+	// Clock is the time source. nil: the system clock.
+	Clock clock.Clock
+	// Log receives the fleet's few logs (Redis lost, Redis back). nil:
+	// slog.Default().
+	Log *slog.Logger
+	// OnHealth, if set, is told each time Redis is lost (false) or back
+	// (true).
+	OnHealth func(up bool)
+	// OnError, if set, is told of each failed Redis call, by operation.
+	OnError func(op string)
+	// OnFallback, if set, is told of each decision made on local state
+	// because Redis could not be asked, by operation.
+	OnFallback func(op string)
+}
+
+// Fleet is one replica's link to the fleet's shared state. It is safe for
+// concurrent use.
+type Fleet struct {
+	o   Options
+	clk clock.Clock
+	rdb redis.UniversalClient
+	// id names this replica in the fleet.
+	id string
+
+	up atomic.Bool
+
+	mu       sync.Mutex // guards breakers and ledgers
+	breakers map[string]*shared
+	ledgers  map[string]*Ledger
+
+	// publish carries local breaker transitions to the sync loop.
+	publish chan *shared
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+}
+
+// quietRedis sends go-redis's own logs (a dial refused, again and again
+// while Redis is down) to debug: the fleet says once per episode what
+// matters, with the metric and /readyz.
+var quietRedis sync.Once
+
+// redisLog is go-redis's logger: slog at debug level.
+type redisLog struct{}
+
+func (redisLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// New returns a Fleet on o.Client; Start begins its work.
+func New(o Options) *Fleet {
+	quietRedis.Do(func() { redis.SetLogger(redisLog{}) })
+	if o.Prefix == "" {
+		o.Prefix = "fusebox:"
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 20 * time.Millisecond
+	}
+	if o.Sync <= 0 {
+		o.Sync = 50 * time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	var id [6]byte
+	rand.Read(id[:])
+	f := &Fleet{o: o, clk: clock.Or(o.Clock), rdb: o.Client, id: hex.EncodeToString(id[:]),
+		breakers: map[string]*shared{}, ledgers: map[string]*Ledger{},
+		publish: make(chan *shared, 256), stop: make(chan struct{})}
+	f.up.Store(true)
+	return f
+}
+
+// Start begins publishing and reading the fleet's state, until Close.
+func (f *Fleet) Start() {
+	ps := f.rdb.Subscribe(context.Background(), f.channel())
+	f.wg.Add(2)
+	go f.listen(ps)
+	go f.loop()
+}
+
+// Close stops the fleet's work and waits for it; it does not close the
+// Redis client.
+func (f *Fleet) Close() {
+	if f.closed.Swap(true) {
+		return
+	}
+	close(f.stop)
+	f.wg.Wait()
+}
+
+// Up reports whether the last call to Redis succeeded.
+func (f *Fleet) Up() bool { return f.up.Load() }
+
+// ID returns this replica's name in the fleet.
+func (f *Fleet) ID() string { return f.id }
+
+// newEpoch returns a name for a record's new life.
+func (f *Fleet) newEpoch() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// channel is where breaker transitions are announced.
+func (f *Fleet) channel() string { return f.o.Prefix + "breakers" }
+
+// ctx returns a context for one call on the request path.
+func (f *Fleet) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), f.o.Timeout)
+}
+
+// bgTimeout bounds a call of the sync loop, which no request waits for.
+func (f *Fleet) bgTimeout() time.Duration { return max(10*f.o.Timeout, 200*time.Millisecond) }
+
+// result records how a call to Redis went for op: a failure marks Redis
+// lost (said once per episode), a success after one marks it back.
+func (f *Fleet) result(op string, err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		if !f.up.Load() && f.up.CompareAndSwap(false, true) {
+			f.o.Log.Info("fleet state: Redis is back; shared state resumes", "op", op)
+			if f.o.OnHealth != nil {
+				f.o.OnHealth(true)
+			}
+		}
+		return true
+	}
+	if f.o.OnError != nil {
+		f.o.OnError(op)
+	}
+	if f.up.CompareAndSwap(true, false) {
+		f.o.Log.Warn("fleet state: Redis unreachable; each replica goes on with its own state", "op", op, "err", err.Error())
+		if f.o.OnHealth != nil {
+			f.o.OnHealth(false)
+		}
+	}
+	return false
+}
+
+// fallback counts a decision made locally for want of Redis.
+func (f *Fleet) fallback(op string) {
+	if f.o.OnFallback != nil {
+		f.o.OnFallback(op)
+	}
+}
+
+// loop publishes outcomes and transitions and reads the fleet's state,
+// every Sync and at once for a transition.
+func (f *Fleet) loop() {
+	defer f.wg.Done()
+	t := f.clk.NewTimer(f.o.Sync)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case s := <-f.publish:
+			f.announce(s)
+		case <-t.C():
+			f.sync()
+			t.Reset(f.o.Sync)
+		}
+	}
+}
+
+// listen applies the transitions other replicas announce.
+func (f *Fleet) listen(ps *redis.PubSub) {
+	defer f.wg.Done()
+	defer ps.Close()
+	ch := ps.Channel()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			if a, ok := parseAnnouncement(m.Payload); ok {
+				f.mu.Lock()
+				s := f.breakers[a.name]
+				f.mu.Unlock()
+				if s != nil {
+					s.apply(a.state)
+				}
+			}
+		}
+	}
+}
+
+// sync runs one round of the loop: every breaker's and ledger's pending
+// figures out, the fleet's in, in one pipeline.
+func (f *Fleet) sync() {
+	f.mu.Lock()
+	brs := make([]*shared, 0, len(f.breakers))
+	for _, s := range f.breakers {
+		brs = append(brs, s)
+	}
+	ls := make([]*Ledger, 0, len(f.ledgers))
+	for _, l := range f.ledgers {
+		ls = append(ls, l)
+	}
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), f.bgTimeout())
+	defer cancel()
+	now := f.clk.Now()
+	pipe := f.rdb.Pipeline()
+	reads := make([]func(), 0, 2*len(brs)+len(ls))
+	for _, s := range brs {
+		if read := s.queue(pipe, ctx, now); read != nil {
+			reads = append(reads, read) // a transition Redis did not take
+		}
+		reads = append(reads, s.exchange(pipe, ctx, now))
+	}
+	for _, l := range ls {
+		reads = append(reads, l.exchange(pipe, ctx, now))
+	}
+	_, err := pipe.Exec(ctx)
+	f.result("sync", err)
+	for _, read := range reads {
+		read() // each reads its own answers, and keeps what was not taken
+	}
+}

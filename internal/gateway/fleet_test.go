@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/internal/redistest"
+)
+
+// Three replicas on one Redis are one gateway to a dead primary: the
+// replica that sees it fail trips it for all, and the others refuse it
+// without sending it a failing call of their own, so the fleet sends the
+// dead primary what one replica would. With state: memory each replica
+// learns the outage for itself.
+func TestReplicasShareAnOutage(t *testing.T) {
+	for _, tc := range []struct {
+		state    string
+		replicas int // that send the primary its failing calls
+	}{
+		{"redis", 1},
+		{"memory", 3},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			state := ""
+			if tc.state == "redis" {
+				state = "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms}\n"
+			}
+			p := newUpstream(t, status(http.StatusServiceUnavailable, "overloaded_error"))
+			s := newUpstream(t, chatOK("secondary"))
+			// No same-target retry: each request sends the primary one call.
+			cfg := state + strings.Replace(twoTargets, "retry: {attempts: 1}", "retry: {attempts: 1, same_target_wait: 0s}", 1)
+			var srvs []*Server
+			var urls []string
+			for range 3 {
+				srv, gw := gateway(t, nil, cfg, p, s)
+				srvs = append(srvs, srv)
+				urls = append(urls, gw.URL)
+			}
+			primary := func(i int) breaker.State {
+				for _, tg := range srvs[i].Router().Targets() {
+					if tg.Name == "primary/gpt-4.1" {
+						return tg.Breaker().State()
+					}
+				}
+				t.Fatal("no primary target")
+				return 0
+			}
+			// Replica A meets the outage: three failed calls trip it.
+			for range 3 {
+				if c, _ := chat(t, urls[0]); c != 200 {
+					t.Fatalf("A answered %d; the secondary should have served", c)
+				}
+			}
+			if primary(0) != breaker.StateOpen {
+				t.Fatal("A's breaker for the primary did not trip")
+			}
+			perReplica := p.calls()
+			if tc.replicas == 1 {
+				for i := 1; i < 3; i++ {
+					eventually(t, "the trip on the other replicas", func() bool { return primary(i) == breaker.StateOpen })
+				}
+			}
+			for i := 1; i < 3; i++ {
+				for range 3 {
+					if c, _ := chat(t, urls[i]); c != 200 {
+						t.Fatalf("replica %d answered %d", i, c)
+					}
+				}
+			}
+			if got, want := p.calls(), tc.replicas*perReplica; got != want {
+				t.Errorf("the dead primary got %d calls from the fleet, want %d (%d from one replica)", got, want, perReplica)
+			}
+		})
+	}
+}
+
+// chat sends one chat completion and returns its status and body.
+func chat(t *testing.T, base string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// A client's budget is one figure for the fleet: 50 concurrent requests
+// spread over three replicas, against a budget worth three, spend no more
+// than the budget (each replica alone would let three through: nine);
+// afterwards every replica sees the same spending.
+func TestReplicasShareABudget(t *testing.T) {
+	// A timeout generous for a loaded test machine: what is tested here is
+	// the shared figure, not the fallback when Redis is slow.
+	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
+	release := make(chan struct{})
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		<-release // all 50 are admitted or refused before any answers
+		chatOK("primary")(w, r, n)
+	})
+	s := newUpstream(t, chatOK("s"))
+	// Each answer costs $0.00003; each request reserves about $0.00006.
+	cfg := state + "clients:\n  - {name: web, key: kw, budget: {daily: 0.0002}}\n" + twoTargets
+	var srvs []*Server
+	var urls []string
+	for range 3 {
+		srv, gw := gateway(t, nil, cfg, p, s)
+		srvs = append(srvs, srv)
+		urls = append(urls, gw.URL)
+	}
+	codes := make(chan int, 50)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", urls[i%3]+"/v1/chat/completions",
+				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer kw")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	refused := 0
+	for refused+p.calls() < 50 {
+		select {
+		case <-codes:
+			refused++
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(release)
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	spent := float64(ok) * 0.00003
+	if ok == 0 || spent > 0.0002 {
+		t.Fatalf("%d served across the fleet, $%g spent of a $0.0002 budget", ok, spent)
+	}
+	for i, srv := range srvs {
+		eventually(t, "replica "+strconv.Itoa(i)+" to see the fleet's spending", func() bool {
+			left := srv.budgetsLeft()[0].Daily
+			return math.Abs(left-(0.0002-spent)) < 1e-12
+		})
+	}
+}

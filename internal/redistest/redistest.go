@@ -1,0 +1,117 @@
+// Package redistest starts a real redis-server for tests, on a free
+// loopback port, with nothing saved to disk.
+//
+// A test that needs Redis calls Start; without redis-server on the PATH it
+// is skipped, unless FUSEBOX_REQUIRE_REDIS=1 is set (as CI sets it), which
+// makes the missing server a failure.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a redis-server process started for a test.
+type Server struct {
+	t    testing.TB
+	Addr string // host:port on 127.0.0.1
+	port int
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// Start starts redis-server on a free loopback port; it is stopped when
+// the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("FUSEBOX_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-server is not installed and FUSEBOX_REQUIRE_REDIS=1 (Debian: apt-get install redis-server)")
+		}
+		t.Skip("redis-server is not installed (Debian: apt-get install redis-server)")
+	}
+	s := &Server{t: t, port: freePort(t), dir: t.TempDir()}
+	s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
+	s.start(bin)
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL returns the server's redis:// URL.
+func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+
+func (s *Server) start(bin string) {
+	s.t.Helper()
+	s.cmd = exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "no")
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("redis-server: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.ping() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server on %s did not answer PING within 10s", s.Addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ping reports whether the server answers PING.
+func (s *Server) ping() bool {
+	c, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	fmt.Fprint(c, "PING\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
+}
+
+// Stop kills the server (its data is gone). Calling it again does
+// nothing.
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot die
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port after Stop, empty.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	bin, _ := exec.LookPath("redis-server")
+	s.start(bin)
+}
+
+// Pause stops the server's process (SIGSTOP): connections stay open and
+// nothing answers, as with a server that hangs.
+func (s *Server) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// freePort returns a loopback TCP port nobody listens on.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
