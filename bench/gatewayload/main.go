@@ -50,6 +50,8 @@ func (f *portkeyFlag) Set(s string) error {
 func (f *portkeyFlag) IsBoolFlag() bool { return true }
 
 type options struct {
+	state            string
+	budget           bool
 	duration, warmup time.Duration
 	requests         int
 	concurrency      []int
@@ -103,9 +105,12 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.jsonPath, "json", "", "also write the results to this JSON file")
 	flag.StringVar(&o.upstream, "upstream", "inproc", "where the fast upstream runs: inproc (in this process) or process (a child process of its own)")
 	flag.BoolVar(&o.upstreamChild, "upstream-child", false, "run only the upstream (used by -upstream process)")
+	flag.StringVar(&o.state, "state", "memory", "the gateway's state: memory, or a Redis URL (redis://127.0.0.1:6379/0) to share it as a fleet does")
+	flag.BoolVar(&o.budget, "budget", false, "the load's client key has a USD budget, so every request reserves and settles it")
 	flag.BoolVar(&o.floor, "floor", true, "also measure the floor: a bare Go reverse proxy (net/http/httputil) in a process of its own")
 	flag.StringVar(&o.floorChild, "floor-child", "", "run only the floor proxy in front of this upstream base URL (used by -floor)")
 	flag.Parse()
+	setFuseboxExtra(o.state, o.budget)
 	if flag.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}

@@ -115,12 +115,29 @@ func buildFusebox(root, dir string) (string, error) {
 // fuseboxConfig is the gateway's configuration for the run: one provider,
 // the fast upstream, behind the alias "fast"; everything else default.
 func fuseboxConfig(port int, upstreamURL string) string {
-	return "listen: 127.0.0.1:" + strconv.Itoa(port) + "\n" +
+	return "listen: 127.0.0.1:" + strconv.Itoa(port) + "\n" + fuseboxExtra +
 		"providers:\n" +
 		"  up: {type: openai, base_url: \"" + upstreamURL + "\", keys: [k]}\n" +
 		"models:\n" +
 		"  - name: fast\n" +
-		"    targets: [{provider: up, model: m}]\n"
+		"    targets: [{provider: up, model: m, price: {input: 1, output: 1}}]\n"
+}
+
+// fuseboxExtra is added to the gateway's configuration: the -state and
+// -budget flags' settings.
+var fuseboxExtra string
+
+// setFuseboxExtra sets fuseboxExtra from the flags: state, a Redis URL
+// ("" or memory: none), and budget, a client (the load's key, k) with a
+// budget that never runs out, so that every request reserves and settles.
+func setFuseboxExtra(state string, budget bool) {
+	fuseboxExtra = ""
+	if state != "" && state != "memory" {
+		fuseboxExtra += "state: " + state + "\n"
+	}
+	if budget {
+		fuseboxExtra += "clients:\n  - {name: load, key: k, budget: {daily: 1000000000}}\n"
+	}
 }
 
 // startFusebox writes the config into dir and starts bin serving it.

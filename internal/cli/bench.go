@@ -45,7 +45,10 @@ Scenarios, by how the primary fails during the storm:
   reset          resets the connection before any byte
 
 --stream streams the requests of any scenario; stall and partial always
-stream. --continue sets continue_on_failure on Fusebox's alias.`,
+stream. --continue sets continue_on_failure on Fusebox's alias.
+--replicas 3 puts three Fusebox gateways behind its client, each request
+to the next in turn; with --state redis://… they share their breakers, so
+the outage is learned once for the fleet instead of once per replica.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Scenario = bench.Scenario(o.scenario)
@@ -81,6 +84,8 @@ stream. --continue sets continue_on_failure on Fusebox's alias.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated providers")
 	f.BoolVar(&o.Stream, "stream", false, "stream every request (stall and partial always do)")
 	f.BoolVar(&o.Continue, "continue", false, "set continue_on_failure: true on Fusebox's alias")
+	f.IntVar(&o.Replicas, "replicas", 1, "Fusebox gateways serving its client, requests spread over them in turn")
+	f.StringVar(&o.State, "state", "memory", "the gateways' state: memory (each its own) or a Redis URL, redis://host:port/db (shared)")
 	f.StringVar(&o.jsonPath, "json", "", "write the figures as JSON to this file")
 	f.StringVar(&o.svgPath, "svg", "", "write the chart as SVG to this file")
 	return cmd

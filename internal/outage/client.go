@@ -160,7 +160,7 @@ func (r *rig) send(ctx context.Context) (string, answer, error) {
 		a, err = r.retried(ctx, r.secondary.url, model)
 		return served("secondary", err), a, err
 	}
-	a, err := r.post(ctx, r.gw.url, alias)
+	a, err := r.post(ctx, r.gw.url(), alias)
 	name, _, _ := strings.Cut(a.target, "/")
 	return served(name, err), a, err
 }

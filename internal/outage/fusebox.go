@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/breaker"
@@ -73,9 +74,14 @@ func slowCall(o Options) time.Duration { return o.P99 + o.Spike/2 }
 
 // fuseboxConfig is the whole gateway configuration, as YAML, so that it
 // goes through the same parsing and validation as a user's file.
-func fuseboxConfig(o Options, primary, secondary *provider) string {
+func fuseboxConfig(o Options, primary, secondary *provider, prefix string) string {
 	var b strings.Builder
-	b.WriteString("listen: 127.0.0.1:0\nproviders:\n")
+	b.WriteString("listen: 127.0.0.1:0\n")
+	if o.State != "memory" {
+		// A prefix of the run's own: nothing left from another run counts.
+		fmt.Fprintf(&b, "state: %s\nfleet: {prefix: %q}\n", o.State, prefix)
+	}
+	b.WriteString("providers:\n")
 	for _, p := range []*provider{primary, secondary} {
 		fmt.Fprintf(&b, "  %s: {type: openai, base_url: %q, keys: [sim-key]}\n", p.name, p.url)
 	}
@@ -88,44 +94,59 @@ func fuseboxConfig(o Options, primary, secondary *provider) string {
 	return b.String()
 }
 
-// fusebox is a gateway serving on a loopback port, recording its breakers'
-// transitions. It is safe for concurrent use.
+// fusebox is o.Replicas gateways serving on loopback ports, recording
+// the first one's breaker transitions. It is safe for concurrent use.
 type fusebox struct {
-	url  string // the API root, ending in /v1
+	urls []string // the API roots, ending in /v1
+	next atomic.Uint64
 	stop context.CancelFunc
 	done chan error
+	gws  []*gateway.Server
 
 	// mu guards transitions.
 	mu          sync.Mutex
 	transitions []breaker.Transition
 }
 
-// startFusebox starts a gateway in front of primary and secondary.
-func startFusebox(o Options, primary, secondary *provider) (*fusebox, error) {
+// startFusebox starts o.Replicas gateways in front of primary and
+// secondary.
+func startFusebox(o Options, primary, secondary *provider) (_ *fusebox, err error) {
 	none := func(string) (string, bool) { return "", false }
-	cfg, err := config.Parse("bench", []byte(fuseboxConfig(o, primary, secondary)), none)
+	prefix := fmt.Sprintf("fusebox-bench:%d:", time.Now().UnixNano())
+	cfg, err := config.Parse("bench", []byte(fuseboxConfig(o, primary, secondary, prefix)), none)
 	if err != nil {
 		return nil, fmt.Errorf("outage: gateway configuration: %w", err)
 	}
-	f := &fusebox{done: make(chan error, 1)}
-	gw, err := gateway.New(gateway.Options{
-		Config:       cfg,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnTransition: f.record,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	f.url = "http://" + ln.Addr().String() + "/v1"
 	ctx, stop := context.WithCancel(context.Background())
-	f.stop = stop
-	go func() { f.done <- gw.ListenAndServe(ctx, ln, time.Second) }()
+	f := &fusebox{done: make(chan error, o.Replicas), stop: stop}
+	defer func() {
+		if err != nil {
+			f.close()
+		}
+	}()
+	for i := range o.Replicas {
+		gwo := gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if i == 0 {
+			gwo.OnTransition = f.record
+		}
+		gw, err := gateway.New(gwo)
+		if err != nil {
+			return nil, err
+		}
+		f.gws = append(f.gws, gw)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		f.urls = append(f.urls, "http://"+ln.Addr().String()+"/v1")
+		go func() { f.done <- gw.ListenAndServe(ctx, ln, time.Second) }()
+	}
 	return f, nil
 }
+
+// url returns the API root of the replica the next request goes to, in
+// turn.
+func (f *fusebox) url() string { return f.urls[(f.next.Add(1)-1)%uint64(len(f.urls))] }
 
 func (f *fusebox) record(t breaker.Transition) {
 	f.mu.Lock()
@@ -150,8 +171,13 @@ func (f *fusebox) transitionsSince(t0 time.Time) []Transition {
 	return out
 }
 
-// close stops the gateway and waits for it.
+// close stops the gateways and waits for them.
 func (f *fusebox) close() {
 	f.stop()
-	<-f.done
+	for range f.urls {
+		<-f.done
+	}
+	for _, gw := range f.gws {
+		gw.Close()
+	}
 }

@@ -18,6 +18,13 @@ func (r *Result) Markdown() string {
 	fmt.Fprintf(&b, "%g %s per client for %gs; latency median %s, p99 %s; prices per Mtok: primary $%g/$%g, secondary $%g/$%g.\n\n",
 		o.Rate, requests, o.DurationS, fmtMS(o.LatencyMS), fmtMS(o.P99MS),
 		primaryPrice.input, primaryPrice.output, secondaryPrice.input, secondaryPrice.output)
+	if o.Replicas > 1 {
+		shared := "each with its own state"
+		if o.State != "memory" {
+			shared = "sharing their state on Redis (" + o.State + ")"
+		}
+		fmt.Fprintf(&b, "Fusebox's client sends to %d gateway replicas in turn, %s; the fusebox row counts what the primary received from all of them, and its breaker figures are the first replica's.\n\n", o.Replicas, shared)
+	}
 	r.writeTable(&b)
 	b.WriteString("\nStorm columns cover requests sent during the storm. Calls to primary: what the primary received during the storm, retries and probes included; billed tokens are those of 200 answers it finished in that window (calls sent before the onset). Calls per request: the calls each provider received during the storm, per request sent in it. Failover: from the onset to the arrival of the first call the secondary answered. Back on primary: from the storm's end to the arrival of the first call the primary answered.\n")
 	if o.Stream {

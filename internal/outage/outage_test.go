@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/fuseboxhq/fusebox/internal/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -135,5 +137,39 @@ func TestPercentiles(t *testing.T) {
 	}
 	if got := percentiles(nil); got != (Percentiles{}) {
 		t.Errorf("percentiles(nil) = %+v; want zero", got)
+	}
+}
+
+// TestReplicasShareTheOutage runs a short outage through three Fusebox
+// replicas, with their own state and then sharing it on Redis: shared,
+// the fleet learns the outage once and sends the dead primary fewer
+// calls. It compares the two runs, not absolute counts.
+func TestReplicasShareTheOutage(t *testing.T) {
+	redis := redistest.Start(t)
+	calls := map[string]int64{}
+	for _, state := range []string{"memory", redis.URL()} {
+		o := Options{
+			Rate: 60, Duration: 4 * time.Second, StormStart: time.Second, StormLength: 2 * time.Second,
+			Latency: 5 * time.Millisecond, P99: 10 * time.Millisecond, Open: 500 * time.Millisecond,
+			Replicas: 3, State: state,
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := Run(ctx, o)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb := res.row(Fusebox)
+		if fb == nil || fb.StormFailed > 0 {
+			t.Fatalf("state %s: fusebox row %+v; want no failure in the storm", state, fb)
+		}
+		if res.Options.Replicas != 3 || (state != "memory") != strings.HasPrefix(res.Options.State, "redis://") {
+			t.Errorf("options reported %+v", res.Options)
+		}
+		calls[res.Options.State] = fb.PrimaryCalls
+		t.Logf("state %s: %d calls to the dead primary from 3 replicas", res.Options.State, fb.PrimaryCalls)
+	}
+	if shared, alone := calls[redis.URL()], calls["memory"]; shared >= alone {
+		t.Errorf("sharing state on Redis, the fleet sent the dead primary %d calls; alone, %d: want fewer shared", shared, alone)
 	}
 }

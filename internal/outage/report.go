@@ -1,6 +1,7 @@
 package outage
 
 import (
+	"github.com/fuseboxhq/fusebox/internal/config"
 	"math"
 	"slices"
 	"time"
@@ -40,6 +41,10 @@ type OptionsReport struct {
 	Seed         uint64   `json:"seed"`
 	Stream       bool     `json:"stream"`
 	Continue     bool     `json:"continue_on_failure"`
+	// Replicas is how many Fusebox gateways served its client; State
+	// their state (memory, or the Redis URL, password hidden).
+	Replicas int    `json:"replicas"`
+	State    string `json:"state"`
 	// ClientTimeoutMS bounds each request of every client, retries
 	// included.
 	ClientTimeoutMS float64 `json:"client_timeout_ms"`
@@ -153,6 +158,7 @@ func (o Options) report() OptionsReport {
 		StormStartS: o.StormStart.Seconds(), StormLengthS: o.StormLength.Seconds(),
 		LatencyMS: ms(o.Latency), P99MS: ms(o.P99), OpenMS: ms(o.Open), Seed: o.Seed,
 		Stream: o.Stream, Continue: o.Continue, ClientTimeoutMS: ms(o.clientTimeout),
+		Replicas: o.Replicas, State: config.StateURL(o.State).String(),
 	}
 	switch o.Scenario {
 	case LatencySpike, Slow:

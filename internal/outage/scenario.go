@@ -100,6 +100,12 @@ type Options struct {
 	// that breaks after content reached the client goes on from the next
 	// target.
 	Continue bool
+	// Replicas is how many Fusebox gateways serve Fusebox's client, its
+	// requests spread over them in turn, as a load balancer would. 0: 1.
+	Replicas int
+	// State is the gateways' state: "memory" (each its own) or a Redis
+	// URL (shared, as a fleet). "": memory.
+	State string
 
 	// clientTimeout bounds one request of a client, retries included.
 	// 0: 30s. Only tests shorten it, to keep hangs and stalls short.
@@ -125,6 +131,8 @@ func (o Options) withDefaults() Options {
 	o.clientTimeout = cmp.Or(o.clientTimeout, 30*time.Second)
 	o.RetryAfter = cmp.Or(o.RetryAfter, 2*time.Second)
 	o.Open = cmp.Or(o.Open, 3*time.Second)
+	o.Replicas = cmp.Or(o.Replicas, 1)
+	o.State = cmp.Or(o.State, "memory")
 	return o
 }
 
@@ -146,6 +154,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("outage: latency %v, p99 %v: want 0 ≤ latency ≤ p99", o.Latency, o.P99)
 	case o.Spike < 0 || o.RetryAfter < 0 || o.Open < 0:
 		return fmt.Errorf("outage: spike, retry-after and open must not be negative")
+	case o.Replicas < 1 || o.Replicas > 16:
+		return fmt.Errorf("outage: replicas %d: want 1 to 16", o.Replicas)
+	case o.State != "memory" && !strings.HasPrefix(o.State, "redis://") && !strings.HasPrefix(o.State, "rediss://"):
+		return fmt.Errorf("outage: state %q: want memory or a redis:// URL", o.State)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func TestScenarioSetups(t *testing.T) {
 			if _, err := sim.New(sim.Config{Faults: o.faults()}); err != nil {
 				t.Errorf("%s: faults %+v: %v", sc, o.faults(), err)
 			}
-			if _, err := config.Parse("bench", []byte(fuseboxConfig(o, p, s)), none); err != nil {
+			if _, err := config.Parse("bench", []byte(fuseboxConfig(o, p, s, "t:")), none); err != nil {
 				t.Errorf("%s, continue %v: the gateway refuses the alias:\n%s\n%v", sc, cont, FuseboxPolicy(o), err)
 			}
 		}
