@@ -12,6 +12,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
+	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
 // Three replicas on one Redis are one gateway to a dead primary: the
@@ -81,11 +82,17 @@ func TestReplicasShareAnOutage(t *testing.T) {
 	}
 }
 
-// chat sends one chat completion and returns its status and body.
-func chat(t *testing.T, base string) (int, string) {
+// chat sends one chat completion (with the client key, if given) and
+// returns its status and body.
+func chat(t *testing.T, base string, key ...string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
 		strings.NewReader(`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	if len(key) > 0 {
+		req.Header.Set("Authorization", "Bearer "+key[0])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,4 +176,67 @@ func TestReplicasShareABudget(t *testing.T) {
 			return math.Abs(left-(0.0002-spent)) < 1e-12
 		})
 	}
+}
+
+// Redis killed in the middle of traffic: no client request fails (a
+// budgeted client's included: its reservations are decided locally), the
+// replicas say so (/readyz, fusebox_state_backend_up), and once Redis is
+// back (empty) a trip on one replica reaches the other again.
+func TestReplicasWhenRedisDies(t *testing.T) {
+	rs := redistest.Start(t)
+	p := newUpstream(t, chatOK("primary"))
+	s := newUpstream(t, chatOK("secondary"))
+	cfg := "state: " + rs.URL() + "\nfleet: {sync: 10ms, timeout: 20ms}\n" +
+		"clients:\n  - {name: web, key: kw, budget: {daily: 1}}\n  - {name: open, key: ko}\n" + twoTargets
+	a, ga := gateway(t, nil, cfg, p, s)
+	b, gb := gateway(t, nil, cfg, p, s)
+	ua, ub := ga.URL, gb.URL
+	send := func(n int) {
+		t.Helper()
+		for i := range n {
+			if c, body := chat(t, []string{ua, ub}[i%2], []string{"kw", "ko"}[i/2%2]); c != 200 {
+				t.Fatalf("a request failed while Redis was down: %d %s", c, body)
+			}
+		}
+	}
+	send(10)
+	rs.Stop()
+	send(20)
+	for _, srv := range []*Server{a, b} {
+		eventually(t, "the replica to see Redis lost", func() bool { return !srv.fleet.Up() })
+	}
+	resp, err := http.Get(ua + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(ready), `"state":"degraded"`) {
+		t.Errorf("/readyz while Redis is down: %d %s", resp.StatusCode, ready)
+	}
+	if m := scrape(t, ua); !strings.Contains(m, "fusebox_state_backend_up 0") {
+		t.Error("fusebox_state_backend_up is not 0 while Redis is down")
+	}
+	rs.Restart()
+	eventually(t, "the replicas to see Redis back", func() bool { return a.fleet.Up() && b.fleet.Up() })
+	send(10)
+	primaryOf(t, a).Breaker().ForceOpen()
+	eventually(t, "the force-open on the other replica after Redis came back", func() bool {
+		return primaryOf(t, b).Breaker().State() == breaker.StateForcedOpen
+	})
+	if m := scrape(t, ua); !strings.Contains(m, "fusebox_state_backend_up 1") {
+		t.Error("fusebox_state_backend_up is not 1 once Redis is back")
+	}
+}
+
+// primaryOf returns srv's target for the primary of twoTargets.
+func primaryOf(t *testing.T, srv *Server) *router.Target {
+	t.Helper()
+	for _, tg := range srv.Router().Targets() {
+		if tg.Name == "primary/gpt-4.1" {
+			return tg
+		}
+	}
+	t.Fatal("no primary target")
+	return nil
 }
