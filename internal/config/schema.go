@@ -362,9 +362,11 @@ type Server struct {
 
 // Fleet tunes the state replicas share through Redis (state: redis://…).
 // What is shared: breakers (trips, the window rules over all replicas'
-// outcomes, half-open probes). A replica never waits on Redis to admit a
-// call, except for a half-open probe permit, bounded by Timeout; with
-// Redis down each replica goes on with its own state.
+// outcomes, half-open probes), client budgets and idempotency records;
+// rate limits, sticky sessions and the cache stay per replica. A request
+// waits on Redis only for a budget reservation, an idempotency claim or a
+// half-open probe permit, each bounded by Timeout; with Redis down each
+// replica goes on with its own state.
 type Fleet struct {
 	// Prefix starts every key and channel name, so that several fleets
 	// can share one Redis. Default: "fusebox:".

@@ -1,7 +1,8 @@
 // Package fleet shares a gateway's state with the other replicas of its
 // fleet through Redis, so that several replicas behind a load balancer
-// behave as one gateway: a breaker tripped on one is open on all, and a
-// client's budget is one figure (Ledger).
+// behave as one gateway: a breaker tripped on one is open on all, a
+// client's budget is one figure (Ledger), and an Idempotency-Key resent to
+// any replica gets the answer kept for it (ClaimIdem).
 //
 // Nothing on the request path waits on Redis past Options.Timeout, and
 // most of it does not wait at all: a breaker's outcomes are published in
@@ -39,6 +40,9 @@ type Options struct {
 	// Sync is how often outcomes are published and the fleet's state
 	// read. Default: 50ms.
 	Sync time.Duration
+	// Lease is how long an idempotency key being run stays claimed after
+	// its replica stopped renewing it (it died). Default: DefaultLease.
+	Lease time.Duration
 	// Clock is the time source. nil: the system clock.
 	Clock clock.Clock
 	// Log receives the fleet's few logs (Redis lost, Redis back). nil:
@@ -68,6 +72,7 @@ type Fleet struct {
 	mu       sync.Mutex // guards breakers and ledgers
 	breakers map[string]*shared
 	ledgers  map[string]*Ledger
+	leases   idemLeases
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -103,10 +108,14 @@ func New(o Options) *Fleet {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
 	var id [6]byte
 	rand.Read(id[:])
 	f := &Fleet{o: o, clk: clock.Or(o.Clock), rdb: o.Client, id: hex.EncodeToString(id[:]),
 		breakers: map[string]*shared{}, ledgers: map[string]*Ledger{},
+		leases:  idemLeases{keys: map[string]struct{}{}},
 		publish: make(chan *shared, 256), stop: make(chan struct{})}
 	f.up.Store(true)
 	return f
@@ -255,6 +264,10 @@ func (f *Fleet) sync() {
 	}
 	for _, l := range ls {
 		reads = append(reads, l.exchange(pipe, ctx, now))
+	}
+	f.renewLeases(pipe, ctx)
+	if pipe.Len() == 0 {
+		pipe.Ping(ctx) // nothing to send: still tell whether Redis answers
 	}
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)

@@ -240,3 +240,67 @@ func primaryOf(t *testing.T, srv *Server) *router.Target {
 	t.Fatal("no primary target")
 	return nil
 }
+
+// An Idempotency-Key resent to another replica gets the stored answer,
+// byte for byte, without another upstream call; duplicates sent to two
+// replicas at once make one upstream call; another body under the key is
+// refused on any replica.
+func TestReplicasShareIdempotencyKeys(t *testing.T) {
+	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
+	release := make(chan struct{})
+	var gate sync.Once
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 2 {
+			<-release // the second key's first call waits for its duplicate
+		}
+		chatOK("primary")(w, r, n)
+	})
+	cfg := state + twoTargets
+	_, ga := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	sb, gb := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	waiting := make(chan struct{}, 1)
+	sb.testHookIdemWait = func() { waiting <- struct{}{} }
+	post := func(base, key, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	body := `{"model":"smart","messages":[{"role":"user","content":"hi"}]}`
+	r1, b1 := post(ga.URL, "k1", body)
+	r2, b2 := post(gb.URL, "k1", body)
+	if r1.StatusCode != 200 || r2.StatusCode != 200 || b1 != b2 {
+		t.Fatalf("A: %d %s\nB: %d %s", r1.StatusCode, b1, r2.StatusCode, b2)
+	}
+	if r2.Header.Get("X-Fusebox-Idempotent-Replay") != "true" {
+		t.Error("B's answer was not a replay")
+	}
+	if n := p.calls(); n != 1 {
+		t.Fatalf("%d upstream calls for one key over two replicas, want 1", n)
+	}
+	if r, b := post(gb.URL, "k1", `{"model":"smart","messages":[{"role":"user","content":"other"}]}`); r.StatusCode != 422 {
+		t.Errorf("another body under the key on B: %d %s", r.StatusCode, b)
+	}
+
+	// Two at once, one per replica.
+	answers := make(chan string, 2)
+	go func() { _, b := post(ga.URL, "k2", body); answers <- b }()
+	eventually(t, "the first of the duplicates at the upstream", func() bool { return p.calls() == 2 })
+	go func() { _, b := post(gb.URL, "k2", body); answers <- b }()
+	select {
+	case <-waiting: // B waits on the fleet's record
+	case <-time.After(10 * time.Second):
+		t.Fatal("the duplicate on B never waited for A's request")
+	}
+	gate.Do(func() { close(release) })
+	a, b := <-answers, <-answers
+	if a != b || p.calls() != 2 {
+		t.Errorf("duplicates on two replicas: %d upstream calls (want 2 in all), answers equal: %v", p.calls(), a == b)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/lru"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
@@ -66,6 +67,13 @@ func (s *idempotency) configure(c config.Idempotency) {
 	s.ttl = cmp.Or(c.TTL, 24*time.Hour)
 	s.maxBytes = int64(cmp.Or(c.MaxBytes, 4<<20))
 	s.records.SetLimits(cmp.Or(c.MaxRecords, 10_000), int64(cmp.Or(c.MaxClientBytes, 64<<20)))
+}
+
+// keepFor returns how long an answer is kept.
+func (s *idempotency) keepFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ttl
 }
 
 // maxAnswer returns the largest answer kept.
@@ -150,12 +158,11 @@ func (x *exchange) idempotent(body []byte) bool {
 		rec, owner, conflict := x.s.idem.begin(x.client, scoped, body)
 		switch {
 		case conflict:
-			x.error(http.StatusUnprocessableEntity, "invalid_request_error", "idempotency_key_reused", "",
-				"The Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body. Use a new key for a new request.")
+			x.idemConflict(key)
 			return true
 		case owner:
 			x.idemKey, x.idemRec = scoped, rec
-			return false
+			return x.s.fleet != nil && x.idemFleet(key, body)
 		}
 		select {
 		case <-rec.done:
@@ -168,6 +175,52 @@ func (x *exchange) idempotent(body []byte) bool {
 		}
 		// The first request was refused and not kept: this one goes ahead.
 	}
+}
+
+// idemFleet runs the protocol with the fleet's record of the key, for a
+// request that owns it on this replica: another replica's kept answer is
+// replayed (and kept here for local duplicates), one running elsewhere is
+// waited for, another body is refused. It reports true when the request
+// has been answered. Without Redis the replica's own record decides.
+func (x *exchange) idemFleet(key string, body []byte) bool {
+	hash := sha256.Sum256(body)
+	c, a, err := x.s.fleet.ClaimIdem(x.idemKey, hash)
+	if err == nil && c == fleet.Running {
+		if h := x.s.testHookIdemWait; h != nil {
+			h()
+		}
+		c, a, err = x.s.fleet.WaitIdem(x.r.Context(), x.idemKey, hash)
+	}
+	switch {
+	case err != nil && x.r.Context().Err() != nil:
+		x.idemEnd(nil, "", "", false) // the client left while waiting
+		return true
+	case err != nil:
+		return false // Redis unreachable: this replica's record decides
+	case c == fleet.Owner:
+		x.idemShared = true
+		return false
+	case c == fleet.Conflict:
+		x.idemEnd(nil, "", "", false)
+		x.idemConflict(key)
+		return true
+	case c == fleet.Stored:
+		rec := x.idemRec
+		x.idemEnd(a.Body, a.ContentType, a.Target, a.Raw)
+		if rec.stored {
+			x.replay(rec)
+		} else {
+			x.replay(&idemRecord{stored: true, raw: a.Raw, body: a.Body, ctype: a.ContentType, target: a.Target})
+		}
+		return true
+	}
+	return false // Running again: the record changed hands; run it here
+}
+
+// idemConflict refuses a key already used with another body.
+func (x *exchange) idemConflict(key string) {
+	x.error(http.StatusUnprocessableEntity, "invalid_request_error", "idempotency_key_reused", "",
+		"The Idempotency-Key "+strconv.Quote(key)+" was already used with a different request body. Use a new key for a new request.")
 }
 
 // replay writes a stored answer again, as a stream if one was asked for.
@@ -205,7 +258,24 @@ func (x *exchange) keepSent(contentType, target string) {
 		return
 	}
 	if body := x.rec.copied(); body != nil {
-		x.s.idem.end(x.client, x.idemKey, x.idemRec, body, contentType, target, true)
-		x.idemRec = nil
+		x.idemEnd(body, contentType, target, true)
 	}
+}
+
+// idemEnd ends this request's hold on its idempotency key, if it owns
+// one: body (nil: nothing kept, the key is free again) is kept here and,
+// with a fleet, for every replica, before the client sees its end.
+func (x *exchange) idemEnd(body []byte, ctype, target string, raw bool) {
+	if x.idemRec == nil {
+		return
+	}
+	if x.idemShared {
+		if body != nil && int64(len(body)) <= x.s.idem.maxAnswer() {
+			x.s.fleet.StoreIdem(x.idemKey, fleet.IdemAnswer{Body: body, ContentType: ctype, Target: target, Raw: raw}, x.s.idem.keepFor())
+		} else {
+			x.s.fleet.ReleaseIdem(x.idemKey)
+		}
+	}
+	x.s.idem.end(x.client, x.idemKey, x.idemRec, body, ctype, target, raw)
+	x.idemRec = nil
 }

@@ -50,6 +50,8 @@ type exchange struct {
 	// key: its answer is kept for replays.
 	idemKey [32]byte
 	idemRec *idemRecord
+	// idemShared: the fleet's record of the key is this request's too.
+	idemShared bool
 	// hideUsage: the gateway asked a stream for its usage; the usage-only
 	// chunk is not passed on.
 	hideUsage bool
@@ -346,9 +348,7 @@ func (x *exchange) finish(w *recorder) {
 		// The connection may serve another request: no deadline left.
 		http.NewResponseController(x.w).SetWriteDeadline(time.Time{})
 	}
-	if x.idemRec != nil {
-		x.s.idem.end(x.client, x.idemKey, x.idemRec, nil, "", "", false) // not kept: the key is free again
-	}
+	x.idemEnd(nil, "", "", false) // not kept: the key is free again
 	d := x.s.since(x.start)
 	model := ""
 	if x.alias != nil {

@@ -70,6 +70,9 @@ type Server struct {
 	// testHookLeft, if set, is told when an exchange has handled its
 	// client's leaving, and whether it drains the answer.
 	testHookLeft func(draining bool)
+	// testHookIdemWait, if set, is told when a request waits for another
+	// replica's request under the same idempotency key.
+	testHookIdemWait func()
 }
 
 // New builds a Server from a validated configuration.
