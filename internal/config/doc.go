@@ -21,7 +21,7 @@
 //
 //	listen: 127.0.0.1:8080             # host:port; default 127.0.0.1:8080
 //	state: memory                      # memory (default) | redis://[user:pass@]host:port/db | rediss://… (TLS)
-//	fleet:                             # with state: redis://…, replicas share breakers, budgets, idempotency keys
+//	fleet:                             # with state: redis://…, replicas share breakers, budgets, idempotency keys, rpm/tpm
 //	  prefix: "fusebox:"               # of every key and channel
 //	  timeout: 20ms                    # a Redis call on the request path (reservation, idempotency claim, probe permit)
 //	  sync: 50ms                       # outcomes published, fleet state read; trips arrive at once

@@ -2,7 +2,8 @@
 // fleet through Redis, so that several replicas behind a load balancer
 // behave as one gateway: a breaker tripped on one is open on all, a
 // client's budget is one figure (Ledger), and an Idempotency-Key resent to
-// any replica gets the answer kept for it (ClaimIdem).
+// any replica gets the answer kept for it (ClaimIdem); rate limits are
+// paced at each replica's share (ShareLimits).
 //
 // Nothing on the request path waits on Redis past Options.Timeout, and
 // most of it does not wait at all: a breaker's outcomes are published in
@@ -73,6 +74,7 @@ type Fleet struct {
 	breakers map[string]*shared
 	ledgers  map[string]*Ledger
 	leases   idemLeases
+	limits   leasedPacers
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -116,6 +118,7 @@ func New(o Options) *Fleet {
 	f := &Fleet{o: o, clk: clock.Or(o.Clock), rdb: o.Client, id: hex.EncodeToString(id[:]),
 		breakers: map[string]*shared{}, ledgers: map[string]*Ledger{},
 		leases:  idemLeases{keys: map[string]struct{}{}},
+		limits:  leasedPacers{pacers: map[string]leased{}, replicas: 1},
 		publish: make(chan *shared, 256), stop: make(chan struct{})}
 	f.up.Store(true)
 	return f
@@ -137,6 +140,7 @@ func (f *Fleet) Close() {
 	}
 	close(f.stop)
 	f.wg.Wait()
+	f.leave()
 }
 
 // Up reports whether the last call to Redis succeeded.
@@ -266,9 +270,7 @@ func (f *Fleet) sync() {
 		reads = append(reads, l.exchange(pipe, ctx, now))
 	}
 	f.renewLeases(pipe, ctx)
-	if pipe.Len() == 0 {
-		pipe.Ping(ctx) // nothing to send: still tell whether Redis answers
-	}
+	reads = append(reads, f.heartbeat(pipe, ctx, now))
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)
 	for _, read := range reads {

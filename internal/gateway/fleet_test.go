@@ -304,3 +304,45 @@ func TestReplicasShareIdempotencyKeys(t *testing.T) {
 		t.Errorf("duplicates on two replicas: %d upstream calls (want 2 in all), answers equal: %v", p.calls(), a == b)
 	}
 }
+
+// A target's rpm holds across the fleet: three replicas each pace it at
+// a third of the limit, so 90 requests spread over them send the primary
+// the limit's 60 (the rest fail over), where alone each would send all.
+func TestReplicasShareARateLimit(t *testing.T) {
+	for _, tc := range []struct {
+		state      string
+		lo, hi     int // primary calls
+		replicasOK func(*Server) bool
+	}{
+		{"redis", 57, 63, func(s *Server) bool { return s.fleet.Replicas() == 3 }},
+		{"memory", 90, 90, func(*Server) bool { return true }},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			state := ""
+			if tc.state == "redis" {
+				state = "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms}\n"
+			}
+			p := newUpstream(t, chatOK("primary"))
+			s := newUpstream(t, chatOK("secondary"))
+			cfg := state + strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {rpm: 60, max_wait: 1ms}}`, 1)
+			var srvs []*Server
+			var urls []string
+			for range 3 {
+				srv, gw := gateway(t, nil, cfg, p, s)
+				srvs, urls = append(srvs, srv), append(urls, gw.URL)
+			}
+			for _, srv := range srvs {
+				eventually(t, "every replica to count the fleet", func() bool { return tc.replicasOK(srv) })
+			}
+			for i := range 90 {
+				if c, body := chat(t, urls[i%3]); c != 200 {
+					t.Fatalf("request %d: %d %s", i, c, body)
+				}
+			}
+			t.Logf("state %s: the primary got %d of 90", tc.state, p.calls())
+			if n := p.calls(); n < tc.lo || n > tc.hi {
+				t.Errorf("the primary (60 rpm) got %d of 90 requests from three replicas; want %d..%d", n, tc.lo, tc.hi)
+			}
+		})
+	}
+}

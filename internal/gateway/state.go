@@ -57,12 +57,14 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	spec.OnKeyDisabled = s.keyDisabled
 	if f := s.fleet; f != nil {
 		spec.Share = f.Join
+		spec.SharePacer = func(target string, p *limit.Pacer, l limit.Limits) { f.ShareLimits("target:"+target, p, l) }
 		forget := spec.OnRemove
 		spec.OnRemove = func(t *router.Target) {
 			if forget != nil {
 				forget(t)
 			}
 			f.Leave(t.Name)
+			f.UnshareLimits("target:" + t.Name)
 		}
 	}
 	if prev != nil {
@@ -113,6 +115,9 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 			ps.Clock = s.opts.Clock
 			if cl.pacer, err = limit.NewPacer(ps); err != nil {
 				return nil, fmt.Errorf("client %s: %w", c.Name, err)
+			}
+			if s.fleet != nil {
+				s.fleet.ShareLimits("client:"+c.Name, cl.pacer, ps.Limits) // the replica's share
 			}
 		}
 		if len(c.Models) > 0 {
@@ -185,6 +190,7 @@ func (s *Server) Reload() (ReloadResult, error) {
 	if s.fleet != nil {
 		for _, name := range res.Removed {
 			s.fleet.Leave(name)
+			s.fleet.UnshareLimits("target:" + name)
 		}
 	}
 	s.log.Info("configuration reloaded", "file", cfg.File, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,

@@ -58,7 +58,11 @@ type Spec struct {
 	// breaker with other replicas) and returns a function to call with
 	// the breaker once built.
 	Share func(target string, bc *breaker.Config) func(*breaker.Breaker)
-	Clock clock.Clock
+	// SharePacer, if set, is given each new target's pacer (its rpm/tpm)
+	// and the limits it was built with, as the fleet does to pace it at
+	// the replica's share.
+	SharePacer func(target string, p *limit.Pacer, l limit.Limits)
+	Clock      clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -243,6 +247,7 @@ type Router struct {
 	maxDirect    int
 	onRemove     func(*Target)
 	share        func(string, *breaker.Config) func(*breaker.Breaker)
+	sharePacer   func(string, *limit.Pacer, limit.Limits)
 	sticky       *sticky
 	keep         *Router // the router replaced, while New runs
 
@@ -305,6 +310,7 @@ func New(s Spec) (*Router, error) {
 		maxDirect:    cmp.Or(s.MaxDirect, 256),
 		onRemove:     s.OnRemove,
 		share:        s.Share,
+		sharePacer:   s.SharePacer,
 		sticky:       newSticky(),
 		targets:      map[string]*Target{},
 		aliases:      map[string]*Alias{},
@@ -538,6 +544,9 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 			MaxWait: l.MaxWait, Clock: r.clk,
 		}); err != nil {
 			return nil, err
+		}
+		if r.sharePacer != nil {
+			r.sharePacer(name, t.pacer, limit.Limits{RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute})
 		}
 		if t.turn, err = limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: 1, MaxWait: l.MaxWait, Clock: r.clk}); err != nil {
 			return nil, err

@@ -1,0 +1,48 @@
+package fleet
+
+import (
+	"testing"
+
+	"github.com/fuseboxhq/fusebox/internal/redistest"
+	"github.com/fuseboxhq/fusebox/limit"
+)
+
+// Each replica paces a shared limit at its share of the replicas alive;
+// one that leaves gives its share back to the others.
+func TestLimitsLeasedByShare(t *testing.T) {
+	srv := redistest.Start(t)
+	fs := linked(t, srv, 3, true)
+	full := limit.Limits{RequestsPerMinute: 600, TokensPerMinute: 90000, RequestBurst: 10}
+	var ps []*limit.Pacer
+	for _, f := range fs {
+		p, err := limit.NewPacer(limit.PacerSettings{Limits: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ShareLimits("target:p/m", p, full)
+		ps = append(ps, p)
+	}
+	for i, p := range ps {
+		waitFor(t, "a third of the limit on replica "+string(rune('A'+i)), func() bool {
+			l := p.Limits()
+			return l.RequestsPerMinute == 200 && l.TokensPerMinute == 30000 && l.RequestBurst == 4
+		})
+	}
+	fs[2].Close()
+	for i, p := range ps[:2] {
+		waitFor(t, "half the limit on replica "+string(rune('A'+i)), func() bool { return p.Limits().RequestsPerMinute == 300 })
+	}
+}
+
+func TestShareOf(t *testing.T) {
+	l := limit.Limits{RequestsPerMinute: 100, TokensPerMinute: 1000, RequestBurst: 5, TokenBurst: 1}
+	if got := shareOf(l, 1); got != l {
+		t.Errorf("one replica: %+v", got)
+	}
+	if got, want := shareOf(l, 4), (limit.Limits{RequestsPerMinute: 25, TokensPerMinute: 250, RequestBurst: 2, TokenBurst: 1}); got != want {
+		t.Errorf("four replicas: %+v, want %+v", got, want)
+	}
+	if got := shareOf(limit.Limits{RequestsPerMinute: 60}, 3); got.RequestBurst != 0 || got.RequestsPerMinute != 20 {
+		t.Errorf("a default burst stays the share's default: %+v", got)
+	}
+}
