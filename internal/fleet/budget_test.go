@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
+	"github.com/fuseboxhq/fusebox/limit"
 )
 
 // linked returns n fleets on srv, not started unless start. Their
@@ -16,12 +16,15 @@ import (
 // Redis).
 func linked(t *testing.T, srv *redistest.Server, n int, start bool, short ...bool) []*Fleet {
 	t.Helper()
+	return linkedOn(t, node(srv), n, start, short...)
+}
+
+// linkedOn is linked on any Redis.
+func linkedOn(t *testing.T, dial dialer, n int, start bool, short ...bool) []*Fleet {
+	t.Helper()
 	var fs []*Fleet
 	for range n {
-		rdb, err := Dial(config.StateURL(srv.URL()), config.Fleet{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rdb := dial(t)
 		timeout := 2 * time.Second
 		if len(short) > 0 {
 			timeout = 50 * time.Millisecond
@@ -143,4 +146,34 @@ func TestLedgerWithoutRedis(t *testing.T) {
 		d, _ := b.Spent(start)
 		return near(d, 5)
 	})
+}
+
+// On a Redis Cluster, reservations hold across replicas and a shared
+// limit is leased by share, as on one node.
+func TestLedgerAndLimitsOnACluster(t *testing.T) {
+	c := redistest.StartCluster(t)
+	fs := linkedOn(t, cluster(c), 3, true)
+	var mu sync.Mutex
+	held := 0
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			if _, which := fs[i%3].Ledger("web").Reserve(start, 1, 10, 0); which == "" {
+				mu.Lock()
+				held++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if held != 10 {
+		t.Errorf("%d reservations of $1 fit a $10 budget on a Cluster, want 10", held)
+	}
+	full := limit.Limits{RequestsPerMinute: 300}
+	p, err := limit.NewPacer(limit.PacerSettings{Limits: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs[0].ShareLimits("target:p/m", p, full)
+	waitFor(t, "a third of the limit", func() bool { return p.Limits().RequestsPerMinute == 100 })
 }

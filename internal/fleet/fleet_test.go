@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/fuseboxhq/fusebox/breaker"
@@ -27,16 +28,45 @@ type replica struct {
 	events chan breaker.Transition
 }
 
-// fleetOf starts n replicas sharing target "p/m" through srv; their
-// breakers run on clk, each with cfg.
-func fleetOf(t *testing.T, srv *redistest.Server, clk *clocktest.Clock, n int, cfg breaker.Config) []*replica {
-	t.Helper()
-	var rs []*replica
-	for range n {
+// dialer returns a new client of one Redis (a node or a Cluster).
+type dialer func(t *testing.T) redis.UniversalClient
+
+// node dials srv.
+func node(srv *redistest.Server) dialer {
+	return func(t *testing.T) redis.UniversalClient {
 		rdb, err := Dial(config.StateURL(srv.URL()), config.Fleet{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		return rdb
+	}
+}
+
+// cluster dials c as a Redis Cluster.
+func cluster(c *redistest.Cluster) dialer {
+	return func(t *testing.T) redis.UniversalClient {
+		addrs := c.Addrs()
+		rdb, err := Dial(config.StateURL("redis://"+addrs[0]), config.Fleet{Cluster: true, Addrs: addrs[1:]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rdb
+	}
+}
+
+// fleetOf starts n replicas sharing target "p/m" through srv; their
+// breakers run on clk, each with cfg.
+func fleetOf(t *testing.T, srv *redistest.Server, clk *clocktest.Clock, n int, cfg breaker.Config) []*replica {
+	t.Helper()
+	return fleetOn(t, node(srv), clk, n, cfg)
+}
+
+// fleetOn is fleetOf on any Redis.
+func fleetOn(t *testing.T, dial dialer, clk *clocktest.Clock, n int, cfg breaker.Config) []*replica {
+	t.Helper()
+	var rs []*replica
+	for range n {
+		rdb := dial(t)
 		r := &replica{health: make(chan bool, 16), logs: &syncBuffer{}, events: make(chan breaker.Transition, 64)}
 		r.f = New(Options{Client: rdb, Timeout: 50 * time.Millisecond, Sync: 10 * time.Millisecond,
 			Log: slog.New(slog.NewTextHandler(r.logs, nil)), OnHealth: func(up bool) { r.health <- up }})
@@ -44,6 +74,7 @@ func fleetOf(t *testing.T, srv *redistest.Server, clk *clocktest.Clock, n int, c
 		bc.Name, bc.Clock = "p/m", clk
 		bc.OnStateChange = func(tr breaker.Transition) { r.events <- tr }
 		attach := r.f.Join("p/m", &bc)
+		var err error
 		if r.b, err = breaker.New(bc); err != nil {
 			t.Fatal(err)
 		}
@@ -315,4 +346,38 @@ func (s *syncBuffer) Bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]byte(nil), s.b.Bytes()...)
+}
+
+// On a Redis Cluster of three masters the breakers behave as on one node:
+// a trip reaches every replica, failures spread over them trip the
+// fleet's window, one probe across the fleet closes it for all.
+func TestBreakersOnACluster(t *testing.T) {
+	c := redistest.StartCluster(t)
+	clk := clocktest.New(start)
+	rs := fleetOn(t, cluster(c), clk, 3, breaker.Config{Window: 10 * time.Second, MinCalls: 9, FailureRate: 0.5,
+		ConsecutiveFailures: 100, OpenDuration: 5 * time.Second, HalfOpenProbes: 1})
+	for _, r := range rs {
+		for range 3 {
+			fail(r.b)
+		}
+	}
+	for i, r := range rs {
+		waitFor(t, "the fleet's window to trip replica "+string(rune('A'+i)), func() bool { return r.b.State() == breaker.StateOpen })
+	}
+	clk.Advance(5 * time.Second)
+	admitted := 0
+	var probe breaker.Permit
+	for _, r := range rs {
+		if p, err := r.b.Allow(); err == nil {
+			admitted++
+			probe = p
+		}
+	}
+	if admitted != 1 {
+		t.Fatalf("%d probes admitted across the fleet on a Cluster, want 1", admitted)
+	}
+	probe.Success()
+	for i, r := range rs {
+		waitFor(t, "the close on replica "+string(rune('A'+i)), func() bool { return r.b.State() == breaker.StateClosed })
+	}
 }

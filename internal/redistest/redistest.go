@@ -1,5 +1,6 @@
 // Package redistest starts a real redis-server for tests, on a free
-// loopback port, with nothing saved to disk.
+// loopback port, with nothing saved to disk: one node (Start) or a Cluster
+// of three masters (StartCluster).
 //
 // A test that needs Redis calls Start; without redis-server on the PATH it
 // is skipped, unless FUSEBOX_REQUIRE_REDIS=1 is set (as CI sets it), which
@@ -26,6 +27,8 @@ type Server struct {
 	port int
 	cmd  *exec.Cmd
 	dir  string
+	// extra are more redis-server arguments (cluster mode).
+	extra []string
 }
 
 // Start starts redis-server on a free loopback port; it is stopped when
@@ -51,8 +54,9 @@ func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
 
 func (s *Server) start(bin string) {
 	s.t.Helper()
-	s.cmd = exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "no")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "no"}, s.extra...)
+	s.cmd = exec.Command(bin, args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("redis-server: %v", err)
 	}
@@ -114,4 +118,75 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Cluster is a Redis Cluster of three masters started for a test.
+type Cluster struct {
+	Nodes []*Server
+}
+
+// StartCluster starts three redis-server nodes in cluster mode on free
+// loopback ports and joins them into a cluster (redis-cli --cluster
+// create), skipped or failed as Start is without redis-server.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	cli, cerr := exec.LookPath("redis-cli")
+	if err != nil || cerr != nil {
+		if os.Getenv("FUSEBOX_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-server and redis-cli are not installed and FUSEBOX_REQUIRE_REDIS=1 (Debian: apt-get install redis-server)")
+		}
+		t.Skip("redis-server is not installed (Debian: apt-get install redis-server)")
+	}
+	c := &Cluster{}
+	args := []string{"--cluster", "create"}
+	for range 3 {
+		s := &Server{t: t, port: freePort(t), dir: t.TempDir()}
+		s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
+		s.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", s.dir + "/nodes.conf"}
+		s.start(bin)
+		t.Cleanup(s.Stop)
+		c.Nodes = append(c.Nodes, s)
+		args = append(args, s.Addr)
+	}
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("the Redis Cluster did not report cluster_state:ok within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return c
+}
+
+// Addrs returns the nodes' host:port.
+func (c *Cluster) Addrs() []string {
+	var a []string
+	for _, s := range c.Nodes {
+		a = append(a, s.Addr)
+	}
+	return a
+}
+
+// ready reports whether every node says cluster_state:ok.
+func (c *Cluster) ready() bool {
+	for _, s := range c.Nodes {
+		conn, err := net.DialTimeout("tcp", s.Addr, 200*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		conn.SetDeadline(time.Now().Add(time.Second))
+		fmt.Fprint(conn, "CLUSTER INFO\r\n")
+		buf := make([]byte, 4096)
+		n, _ := conn.Read(buf)
+		conn.Close()
+		if !strings.Contains(string(buf[:n]), "cluster_state:ok") {
+			return false
+		}
+	}
+	return true
 }
