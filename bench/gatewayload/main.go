@@ -274,7 +274,7 @@ func startFuseboxTarget(ctx context.Context, o options, benchDir, tmp string, up
 		return nil, fmt.Errorf("fusebox: %v", err)
 	}
 	r := &running{p: p, url: "http://127.0.0.1:" + strconv.Itoa(port) + "/v1/chat/completions"}
-	t := target{name: "fusebox", url: r.url, model: "fast"}
+	t := target{name: "fusebox", url: r.url, model: "fast", header: http.Header{"Authorization": {"Bearer k"}}}
 	if err := p.waitReady(ctx, func(ctx context.Context) error { return probe(ctx, t) }); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("fusebox: %v", err)

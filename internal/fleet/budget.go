@@ -37,8 +37,11 @@ type Ledger struct {
 	day, month     float64
 	dayOf, monthOf string
 	unsent         float64 // spending recorded while Redis was down
-	held           float64 // the fleet's reservations, as last read
-	localReserved  float64 // reservations made while Redis was down
+	// settles are settlements for the next round; queued their cost.
+	settles       []settlement
+	queued        float64
+	held          float64 // the fleet's reservations, as last read
+	localReserved float64 // reservations made while Redis was down
 }
 
 // Reservation is what a request holds of a budget until it is settled.
@@ -129,7 +132,8 @@ func (l *Ledger) reserveLocal(r Reservation, day, month string, daily, monthly f
 	defer l.mu.Unlock()
 	// What the fleet held when last read counts too: the other replicas'
 	// requests in flight.
-	spentDay, spentMonth := l.unsent+l.held, l.unsent+l.held
+	pd, pm := l.pendingLocked(day, month)
+	spentDay, spentMonth := l.unsent+pd+l.held, l.unsent+pm+l.held
 	if l.dayOf == day {
 		spentDay += l.day
 	}
@@ -175,35 +179,42 @@ end
 return 1
 `)
 
-// Settle replaces reservation r with what the request cost, at now.
-// Without Redis the cost is kept and added when Redis is back (the
-// reservation then expires on its own), so nothing spent is lost.
+// Settle replaces reservation r with what the request cost. It does not
+// wait on Redis: the settlement goes with the next sync round (the
+// reservation holds the budget until then), and without Redis it is kept
+// for a later round, so nothing spent is lost.
 func (l *Ledger) Settle(now time.Time, r Reservation, cost float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if r.local {
-		l.mu.Lock()
 		l.localReserved = max(l.localReserved-r.usd, 0)
 		l.unsent += cost
-		l.mu.Unlock()
 		return
 	}
 	day, month := l.periods(now)
-	ctx, cancel := context.WithTimeout(context.Background(), l.f.bgTimeout())
-	defer cancel()
-	err := settleScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra"}, r.id, strconv.FormatFloat(cost, 'g', -1, 64)).Err()
-	if !l.f.result("budget_settle", err) {
-		l.mu.Lock()
-		l.unsent += cost
-		l.mu.Unlock()
-		return
+	l.settles = append(l.settles, settlement{id: r.id, cost: cost, day: day, month: month})
+}
+
+// settlement is a reservation settled here and not yet in Redis, with the
+// keys of the day and month it was settled in.
+type settlement struct {
+	id         string
+	cost       float64
+	day, month string
+}
+
+// pendingLocked returns what the settlements not yet in Redis add to the
+// periods day and month.
+func (l *Ledger) pendingLocked(day, month string) (d, m float64) {
+	for _, st := range l.settles {
+		if st.day == day {
+			d += st.cost
+		}
+		if st.month == month {
+			m += st.cost
+		}
 	}
-	l.mu.Lock()
-	if l.dayOf == day {
-		l.day += cost
-	}
-	if l.monthOf == month {
-		l.month += cost
-	}
-	l.mu.Unlock()
+	return d, m
 }
 
 // Spent returns the client's spending in now's UTC day and month, as last
@@ -212,7 +223,8 @@ func (l *Ledger) Spent(now time.Time) (day, month float64) {
 	d, m := l.periods(now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	day, month = l.unsent, l.unsent
+	day, month = l.pendingLocked(d, m)
+	day, month = day+l.unsent, month+l.unsent
 	if l.dayOf == d {
 		day += l.day
 	}
@@ -226,24 +238,36 @@ func (l *Ledger) Spent(now time.Time) (day, month float64) {
 // reads of the fleet's; the function it returns applies the answers.
 func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Time) func() {
 	day, month := l.periods(now)
+	keys := []string{day, month, l.key + ":r", l.key + ":ra"}
 	l.mu.Lock()
-	unsent := l.unsent
+	unsent, n := l.unsent, len(l.settles)
+	settles := append([]settlement(nil), l.settles...) // still counted as pending until Redis has them
 	l.unsent = 0
 	l.mu.Unlock()
-	var sent *redis.Cmd
-	if unsent > 0 {
-		sent = settleScript.Eval(ctx, pipe, []string{day, month, l.key + ":r", l.key + ":ra"}, "", strconv.FormatFloat(unsent, 'g', -1, 64))
+	sent := make([]*redis.Cmd, len(settles))
+	for i, st := range settles {
+		sent[i] = settleScript.Eval(ctx, pipe, []string{st.day, st.month, keys[2], keys[3]}, st.id, strconv.FormatFloat(st.cost, 'g', -1, 64))
+	}
+	var local *redis.Cmd
+	if unsent > 0 { // spent without a reservation in Redis: into the current periods
+		local = settleScript.Eval(ctx, pipe, keys, "", strconv.FormatFloat(unsent, 'g', -1, 64))
 	}
 	d := pipe.HGet(ctx, day, "spent")
 	m := pipe.HGet(ctx, month, "spent")
 	h := pipe.HGet(ctx, l.key+":ra", "_total")
 	return func() {
-		if sent != nil && sent.Err() != nil {
-			l.mu.Lock()
-			l.unsent += unsent // not taken: sent again next round
-			l.mu.Unlock()
-			return
+		l.mu.Lock()
+		var kept []settlement // not taken: sent again next round
+		for i, st := range settles {
+			if sent[i].Err() != nil {
+				kept = append(kept, st)
+			}
 		}
+		l.settles = append(kept, l.settles[n:]...)
+		if local != nil && local.Err() != nil {
+			l.unsent += unsent
+		}
+		l.mu.Unlock()
 		if answered(d) && answered(m) && answered(h) {
 			l.read(day, month, d.Val(), m.Val(), h.Val())
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
 	"github.com/fuseboxhq/fusebox/limit"
 )
@@ -71,6 +72,9 @@ func TestLedgerReservationsHoldAcrossReplicas(t *testing.T) {
 	for i, r := range held {
 		fs[i%3].Ledger("web").Settle(now, r, 0.5) // each cost half its reservation
 	}
+	for _, f := range fs {
+		f.sync() // the settlements go with each replica's next round
+	}
 	day, _ := fs[0].Ledger("web").Spent(now)
 	if _, which := fs[1].Ledger("web").Reserve(now, 5, 10, 0); which != "" {
 		t.Errorf("$5 did not fit after $%g spent of $10", day)
@@ -101,13 +105,19 @@ func TestUnsettledReservationExpires(t *testing.T) {
 // UTC day.
 func TestLedgerPeriods(t *testing.T) {
 	srv := redistest.Start(t)
-	l := linked(t, srv, 1, false)[0].Ledger("web")
+	clk := clocktest.New(start) // the sync round reads the periods of its clock's now
+	rdb := node(srv)(t)
+	f := New(Options{Client: rdb, Timeout: 2 * time.Second, Clock: clk, Log: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { f.Close(); rdb.Close() })
+	l := f.Ledger("web")
 	r, _ := l.Reserve(start, 3, 4, 5)
 	l.Settle(start, r, 3)
+	l.f.sync()
 	if _, which := l.Reserve(start, 2, 4, 5); which != "daily" {
 		t.Errorf("refused for %q, want daily", which)
 	}
 	next := start.Add(24 * time.Hour)
+	clk.Set(next)
 	if _, which := l.Reserve(next, 2.5, 4, 5); which != "monthly" {
 		t.Errorf("the next day, refused for %q, want monthly ($3 of $5 spent)", which)
 	}
@@ -115,6 +125,7 @@ func TestLedgerPeriods(t *testing.T) {
 		t.Errorf("$1.5 of the month's $2 left was refused for %q", which)
 	} else {
 		l.Settle(next, r, 1.5)
+		l.f.sync()
 	}
 	if d, m := l.Spent(next); !near(d, 1.5) || !near(m, 4.5) {
 		t.Errorf("spent %g today, %g this month; want 1.5, 4.5", d, m)

@@ -140,6 +140,7 @@ func (f *Fleet) Close() {
 	}
 	close(f.stop)
 	f.wg.Wait()
+	f.sync() // what is settled and counted goes out before the replica does
 	f.leave()
 }
 
