@@ -370,10 +370,25 @@ func noChoices(data []byte) bool {
 // streamUsage returns the usage a chunk carries (the last chunk, with
 // stream_options.include_usage), or nil.
 func streamUsage(data []byte) *usage {
-	if !bytes.Contains(data, []byte(`"usage":{`)) && !bytes.Contains(data, []byte(`"usage": {`)) {
+	if !hasObject(data, usageKey) {
 		return nil
 	}
 	return usageOf(data)
+}
+
+// usageKey is the member streamUsage looks for, quoted, with its colon.
+var usageKey = []byte(`"usage":`)
+
+// hasObject reports whether data has the member key (quoted, with its
+// colon) with an object value: one scan of the event, however the writer
+// spaced it.
+func hasObject(data, key []byte) bool {
+	i := bytes.Index(data, key)
+	if i < 0 {
+		return false
+	}
+	rest := bytes.TrimLeft(data[i+len(key):], " ")
+	return len(rest) > 0 && rest[0] == '{'
 }
 
 // streamEnded handles a committed stream that ended without its last
