@@ -33,6 +33,7 @@ type drain struct {
 	bound  clock.Timer
 	stop   func() bool // stops watching the client's context
 	hook   func(bool)  // tests: told when the client's leaving was handled, and whether it drains
+	held   func()      // tests: told when an answer is taken up
 
 	// holding is set while an answer is read; gone once the client left.
 	holding, gone atomic.Bool
@@ -48,7 +49,7 @@ func (s *Server) newDrain(ctx context.Context, d time.Duration) *drain {
 	if d <= 0 {
 		return nil
 	}
-	dr := &drain{parent: ctx, clk: s.clk, after: d, hook: s.testHookLeft}
+	dr := &drain{parent: ctx, clk: s.clk, after: d, hook: s.testHookLeft, held: s.testHookHeld}
 	dr.ctx, dr.cancel = context.WithCancelCause(dr)
 	dr.stop = context.AfterFunc(ctx, dr.left)
 	return dr
@@ -90,6 +91,9 @@ func (d *drain) hold(on bool) {
 	d.holding.Store(on)
 	if !on && d.gone.Load() {
 		d.cancel(context.Canceled)
+	}
+	if on && d.held != nil {
+		d.held()
 	}
 }
 

@@ -147,52 +147,45 @@ func TestDrainIsBounded(t *testing.T) {
 // A non-streamed answer still arriving when its client leaves is read to
 // its end and charged its usage.
 func TestClientThatLeavesAPlainAnswerIsChargedItsUsage(t *testing.T) {
-	// The gateway may see the client leave before it has taken the answer
-	// up (it then cancels at once, as it should); try until it drains.
-	for try := 0; try < 20; try++ {
-		release, started := make(chan struct{}), make(chan struct{})
-		p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",`)
-			w.(http.Flusher).Flush()
-			close(started)
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-			io.WriteString(w, `"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],`+
-				`"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)
-		})
-		srv, gw := gateway(t, clocktest.New(time.Unix(1e9, 0)), drainCfg, p, newUpstream(t, chatOK("s")))
-		handled := make(chan bool, 1)
-		srv.testHookLeft = func(draining bool) { handled <- draining }
-		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, "POST", gw.URL+"/v1/chat/completions",
-			strings.NewReader(`{"model":"smart","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("Authorization", "Bearer kw")
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		<-started
-		cancel()
-		<-done
-		draining := <-handled
-		close(release)
-		if !draining {
-			continue
+	release := make(chan struct{})
+	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
 		}
-		eventually(t, "the answer's usage charged", func() bool { return spent(srv) > 0 })
-		if got := spent(srv); got < usageCost-1e-12 || got > usageCost+1e-12 {
-			t.Errorf("charged $%g; want the upstream's usage, $%g", got, usageCost)
+		io.WriteString(w, `"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)
+	})
+	srv, gw := gateway(t, clocktest.New(time.Unix(1e9, 0)), drainCfg, p, newUpstream(t, chatOK("s")))
+	held, handled := make(chan struct{}, 1), make(chan bool, 1)
+	srv.testHookHeld = func() { held <- struct{}{} }
+	srv.testHookLeft = func(draining bool) { handled <- draining }
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", gw.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"smart","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer kw")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
 		}
-		return
+	}()
+	<-held // the gateway reads the answer's body
+	cancel()
+	<-done
+	if !<-handled {
+		t.Fatal("the gateway did not drain a plain answer it was reading")
 	}
-	t.Fatal("the gateway never drained a plain answer whose client left")
+	close(release)
+	eventually(t, "the answer's usage charged", func() bool { return spent(srv) > 0 })
+	if got := spent(srv); got < usageCost-1e-12 || got > usageCost+1e-12 {
+		t.Errorf("charged $%g; want the upstream's usage, $%g", got, usageCost)
+	}
 }
 
 // With usage_drain: 0s, a client's leaving cancels its upstream at once.

@@ -269,16 +269,18 @@ func TestStreamStallAfterCommitIsAnError(t *testing.T) {
 	p, s := newUpstream(t, streamOf([]string{"Hel", "lo"}, stall)), newUpstream(t, chatOK("secondary"))
 	srv, gw := gateway(t, clk, twoTargets, p, s)
 	c := newClient(gw.URL)
+	stopClock := make(chan struct{})
+	defer close(stopClock)
 	st := c.Chat.Completions.NewStreaming(t.Context(), params("smart"))
 	var b strings.Builder
 	for st.Next() {
 		if ch := st.Current(); len(ch.Choices) > 0 {
 			b.WriteString(ch.Choices[0].Delta.Content)
 			if b.String() == "Hel" {
-				go func() {
-					clk.WaitForTimers(1)
-					clk.Advance(5 * time.Second)
-				}()
+				// Time passes in steps of the idle budget until the stream
+				// ends: a single step could land before the watchdog
+				// re-armed for idle, and nothing would move the clock again.
+				go advanceUntil(clk, 5*time.Second, stopClock)
 			}
 		}
 	}
@@ -806,5 +808,20 @@ func TestNonJSONSuccessFailsOver(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || !strings.Contains(apiErr.Message, "not a JSON object") &&
 		!strings.Contains(apiErr.Message, "invalid_answer") {
 		t.Fatalf("all targets answering HTML: %v", err)
+	}
+}
+
+// advanceUntil moves clk on by step whenever a timer is pending, until
+// stop is closed.
+func advanceUntil(clk *clocktest.Clock, step time.Duration, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Millisecond):
+		}
+		if clk.Pending() > 0 {
+			clk.Advance(step)
+		}
 	}
 }

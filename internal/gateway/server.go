@@ -70,6 +70,9 @@ type Server struct {
 	// testHookLeft, if set, is told when an exchange has handled its
 	// client's leaving, and whether it drains the answer.
 	testHookLeft func(draining bool)
+	// testHookHeld, if set, is told when an exchange that drains takes an
+	// answer up (the client's leaving from then on drains it).
+	testHookHeld func()
 	// testHookIdemWait, if set, is told when a request waits for another
 	// replica's request under the same idempotency key.
 	testHookIdemWait func()
