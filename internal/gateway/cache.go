@@ -97,8 +97,9 @@ func (x *exchange) lookup(body []byte, client string) bool {
 	x.cache, x.cacheKey = ac, key
 	if mode == cacheUse {
 		if e, st := ac.c.Get(key); st == cache.Hit {
-			// The answer stands for this key too.
-			x.idemEnd(append([]byte(nil), e.Body...), e.ContentType, e.Target, false)
+			if x.idemRec != nil { // the answer stands for this key too
+				x.idemEnd(append([]byte(nil), e.Body...), e.ContentType, e.Target, false)
+			}
 			x.answerCached(e, "hit")
 			return true
 		}
@@ -158,7 +159,9 @@ func (x *exchange) keep(body []byte, contentType, target string) {
 	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
 		x.cache.c.Put(x.cacheKey, cache.Entry{Body: body, ContentType: contentType, Target: target})
 	}
-	x.idemEnd(append([]byte(nil), body...), contentType, target, false)
+	if x.idemRec != nil {
+		x.idemEnd(append([]byte(nil), body...), contentType, target, false)
+	}
 }
 
 // rescue answers a request no target could serve: from the cache (stale),

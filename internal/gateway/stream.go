@@ -153,9 +153,12 @@ var (
 )
 
 // hasString reports whether data has the member key (quoted, with its
-// colon) with a string value.
+// colon) with a string value. It searches from the end: a chunk's
+// finish_reason comes last, so most events are read only at their tail.
+// (The quoted key cannot occur inside a JSON string, whose quotes are
+// escaped.)
 func hasString(data, key []byte) bool {
-	i := bytes.Index(data, key)
+	i := bytes.LastIndex(data, key)
 	if i < 0 {
 		return false
 	}
