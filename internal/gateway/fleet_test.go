@@ -132,40 +132,7 @@ func TestReplicasShareABudget(t *testing.T) {
 		srvs = append(srvs, srv)
 		urls = append(urls, gw.URL)
 	}
-	codes := make(chan int, 50)
-	var wg sync.WaitGroup
-	for i := range 50 {
-		wg.Go(func() {
-			req, _ := http.NewRequest("POST", urls[i%3]+"/v1/chat/completions",
-				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
-			req.Header.Set("Authorization", "Bearer kw")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			codes <- resp.StatusCode
-		})
-	}
-	refused := 0
-	for refused+p.calls() < 50 {
-		select {
-		case <-codes:
-			refused++
-		case <-time.After(time.Millisecond):
-		}
-	}
-	close(release)
-	wg.Wait()
-	close(codes)
-	ok := 0
-	for c := range codes {
-		if c == 200 {
-			ok++
-		}
-	}
+	ok := burst(t, p, release, 50, urls...)
 	spent := float64(ok) * 0.00003
 	if ok == 0 || spent > 0.0002 {
 		t.Fatalf("%d served across the fleet, $%g spent of a $0.0002 budget", ok, spent)

@@ -25,42 +25,7 @@ func TestConcurrentRequestsCannotOverspendABudget(t *testing.T) {
 	// 3 at the dearest target's price). The budget: three reservations.
 	cfg := "clients:\n  - {name: web, key: kw, budget: {daily: 0.0002}}\n" + twoTargets
 	srv, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
-	var wg sync.WaitGroup
-	codes := make(chan int, 50)
-	for range 50 {
-		wg.Go(func() {
-			req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions",
-				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
-			req.Header.Set("Authorization", "Bearer kw")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			codes <- resp.StatusCode
-		})
-	}
-	// Every request is either held at the upstream (admitted) or answered
-	// (refused): wait until they add up to 50, then let the admitted go.
-	refused := 0
-	for refused+p.calls() < 50 {
-		select {
-		case <-codes:
-			refused++
-		case <-time.After(time.Millisecond): // an admitted one may be on its way
-		}
-	}
-	close(release)
-	wg.Wait()
-	close(codes)
-	ok := 0
-	for c := range codes {
-		if c == 200 {
-			ok++
-		}
-	}
+	ok := burst(t, p, release, 50, gw.URL)
 	spent := float64(ok) * 0.00003
 	if ok == 0 || p.calls() != ok || spent > 0.0002+0.00007 {
 		t.Fatalf("%d served, %d upstream calls, $%g spent; want at most the budget plus one estimate", ok, p.calls(), spent)
@@ -158,4 +123,48 @@ func TestTargetTPMIsSettledFromUsage(t *testing.T) {
 				i+1, got, resp.Header.Get("X-Fusebox-Tried"))
 		}
 	}
+}
+
+// burst sends n budgeted chat completions at once, spread over the
+// gateways at urls in turn, to an upstream p that holds each until
+// release: it waits until every request is either held at p (admitted) or
+// answered (refused), lets the admitted go, and returns how many got a
+// 200.
+func burst(t *testing.T, p *upstream, release chan struct{}, n int, urls ...string) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	codes := make(chan int, n)
+	for i := range n {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", urls[i%len(urls)]+"/v1/chat/completions",
+				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer kw")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	refused := 0
+	for refused+p.calls() < n {
+		select {
+		case <-codes:
+			refused++
+		case <-time.After(time.Millisecond): // an admitted one may be on its way
+		}
+	}
+	close(release)
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	return ok
 }
