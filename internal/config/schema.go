@@ -362,12 +362,13 @@ type Server struct {
 
 // Fleet tunes the state replicas share through Redis (state: redis://…).
 // What is shared: breakers (trips, the window rules over all replicas'
-// outcomes, half-open probes), client budgets, idempotency records and
-// rpm/tpm limits (each replica paces at its share of the replicas alive);
-// max_in_flight, sticky sessions and the cache stay per replica. A request
-// waits on Redis only for a budget reservation, an idempotency claim or a
-// half-open probe permit, each bounded by Timeout; with Redis down each
-// replica goes on with its own state.
+// outcomes, half-open probes), client budgets, idempotency records,
+// rpm/tpm limits (each replica paces at its share of the replicas alive)
+// and sticky sessions; max_in_flight and the cache stay per replica. A
+// request waits on Redis only for a budget reservation, an idempotency
+// claim, a half-open probe permit or the lookup of a conversation new to
+// the replica, each bounded by Timeout; with Redis down each replica goes
+// on with its own state.
 type Fleet struct {
 	// Prefix starts every key and channel name, so that several fleets
 	// can share one Redis. Default: "fusebox:".

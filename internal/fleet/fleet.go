@@ -3,7 +3,8 @@
 // behave as one gateway: a breaker tripped on one is open on all, a
 // client's budget is one figure (Ledger), and an Idempotency-Key resent to
 // any replica gets the answer kept for it (ClaimIdem); rate limits are
-// paced at each replica's share (ShareLimits).
+// paced at each replica's share (ShareLimits); a conversation's target
+// follows it to any replica (Recall, Remember).
 //
 // Nothing on the request path waits on Redis past Options.Timeout, and
 // most of it does not wait at all: a breaker's outcomes are published in
@@ -75,6 +76,7 @@ type Fleet struct {
 	ledgers  map[string]*Ledger
 	leases   idemLeases
 	limits   leasedPacers
+	sessions sessions
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -117,9 +119,10 @@ func New(o Options) *Fleet {
 	rand.Read(id[:])
 	f := &Fleet{o: o, clk: clock.Or(o.Clock), rdb: o.Client, id: hex.EncodeToString(id[:]),
 		breakers: map[string]*shared{}, ledgers: map[string]*Ledger{},
-		leases:  idemLeases{keys: map[string]struct{}{}},
-		limits:  leasedPacers{pacers: map[string]leased{}, replicas: 1},
-		publish: make(chan *shared, 256), stop: make(chan struct{})}
+		leases:   idemLeases{keys: map[string]struct{}{}},
+		limits:   leasedPacers{pacers: map[string]leased{}, replicas: 1},
+		sessions: sessions{pending: map[string]string{}},
+		publish:  make(chan *shared, 256), stop: make(chan struct{})}
 	f.up.Store(true)
 	return f
 }
@@ -271,7 +274,7 @@ func (f *Fleet) sync() {
 		reads = append(reads, l.exchange(pipe, ctx, now))
 	}
 	f.renewLeases(pipe, ctx)
-	reads = append(reads, f.heartbeat(pipe, ctx, now))
+	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now))
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)
 	for _, read := range reads {

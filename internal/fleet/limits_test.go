@@ -46,3 +46,18 @@ func TestShareOf(t *testing.T) {
 		t.Errorf("a default burst stays the share's default: %+v", got)
 	}
 }
+
+// A session served on one replica is recalled on another; an unknown one
+// is "".
+func TestSessionsShared(t *testing.T) {
+	srv := redistest.Start(t)
+	fs := linked(t, srv, 2, false)
+	fs[0].Remember("c\x00smart\x00conv", "openai/gpt-4.1")
+	fs[0].sync()
+	if got := fs[1].Recall("c\x00smart\x00conv"); got != "openai/gpt-4.1" {
+		t.Errorf("recalled %q on the other replica", got)
+	}
+	if got := fs[1].Recall("c\x00smart\x00other"); got != "" {
+		t.Errorf("an unknown session recalled %q", got)
+	}
+}

@@ -313,3 +313,50 @@ func TestReplicasShareARateLimit(t *testing.T) {
 		})
 	}
 }
+
+// A conversation keeps its target on another replica: served by the
+// secondary on A (the primary failed its first call), it goes to the
+// secondary first on B too; with state: memory, B starts from the primary.
+func TestReplicasShareStickySessions(t *testing.T) {
+	for _, tc := range []struct{ state, want string }{{"redis", "secondary/deepseek-chat"}, {"memory", "primary/gpt-4.1"}} {
+		t.Run(tc.state, func(t *testing.T) {
+			state := ""
+			if tc.state == "redis" {
+				state = "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
+			}
+			p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 1 {
+					status(http.StatusServiceUnavailable, "overloaded_error")(w, r, n)
+					return
+				}
+				chatOK("primary")(w, r, n)
+			})
+			s := newUpstream(t, chatOK("secondary"))
+			cfg := state + strings.Replace(twoTargets, "retry: {attempts: 1}", "retry: {attempts: 1, same_target_wait: 0s}", 1)
+			a, ga := gateway(t, nil, cfg, p, s)
+			_, gb := gateway(t, nil, cfg, p, s)
+			send := func(base string) string {
+				t.Helper()
+				req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
+					strings.NewReader(`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`))
+				req.Header.Set("X-Fusebox-Session", "conv-1")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.Header.Get("X-Fusebox-Target")
+			}
+			if got := send(ga.URL); got != "secondary/deepseek-chat" {
+				t.Fatalf("A served the conversation from %q; want the secondary after the primary's 503", got)
+			}
+			if a.fleet != nil {
+				a.fleet.Close() // sends what it served before it goes
+			}
+			if got := send(gb.URL); got != tc.want {
+				t.Errorf("B served the conversation from %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

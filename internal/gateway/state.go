@@ -57,6 +57,7 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	spec.OnKeyDisabled = s.keyDisabled
 	if f := s.fleet; f != nil {
 		spec.Share = f.Join
+		spec.Sessions = f
 		spec.SharePacer = func(target string, p *limit.Pacer, l limit.Limits) { f.ShareLimits("target:"+target, p, l) }
 		forget := spec.OnRemove
 		spec.OnRemove = func(t *router.Target) {

@@ -62,7 +62,11 @@ type Spec struct {
 	// and the limits it was built with, as the fleet does to pace it at
 	// the replica's share.
 	SharePacer func(target string, p *limit.Pacer, l limit.Limits)
-	Clock      clock.Clock
+	// Sessions, if set, shares the targets that served sessions with
+	// other processes: a session this router has not seen is looked up
+	// there, and every session served is told to it.
+	Sessions SessionStore
+	Clock    clock.Clock
 	// Rand returns uniform numbers in [0, 1) for weighted choice. nil:
 	// math/rand/v2.
 	Rand func() float64
@@ -311,7 +315,7 @@ func New(s Spec) (*Router, error) {
 		onRemove:     s.OnRemove,
 		share:        s.Share,
 		sharePacer:   s.SharePacer,
-		sticky:       newSticky(),
+		sticky:       newSticky(s.Sessions),
 		targets:      map[string]*Target{},
 		aliases:      map[string]*Alias{},
 	}

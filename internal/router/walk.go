@@ -102,7 +102,7 @@ func (w *Walk) Continue(body, prefill []byte) {
 func (r *Router) Start(a *Alias, req *Request) *Walk {
 	w := &Walk{r: r, alias: a, req: req, order: a.order(r.rand), ctx: context.Background()}
 	if req.Session != "" {
-		if t := r.sticky.get(req.Flow+"\x00"+a.Name+"\x00"+req.Session, r.now()); t != nil {
+		if t := r.sticky.get(req.Flow+"\x00"+a.Name+"\x00"+req.Session, a, r.now()); t != nil {
 			w.order = first(w.order, t)
 		}
 	}
