@@ -54,6 +54,17 @@ func cluster(c *redistest.Cluster) dialer {
 	}
 }
 
+// sentinel dials the master s's Sentinel watches.
+func sentinel(s *redistest.Sentinel) dialer {
+	return func(t *testing.T) redis.UniversalClient {
+		rdb, err := Dial(config.StateURL("redis://"+s.Sentinel.Addr), config.Fleet{MasterName: s.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rdb
+	}
+}
+
 // fleetOf starts n replicas sharing target "p/m" through srv; their
 // breakers run on clk, each with cfg.
 func fleetOf(t *testing.T, srv *redistest.Server, clk *clocktest.Clock, n int, cfg breaker.Config) []*replica {
@@ -380,4 +391,15 @@ func TestBreakersOnACluster(t *testing.T) {
 	for i, r := range rs {
 		waitFor(t, "the close on replica "+string(rune('A'+i)), func() bool { return r.b.State() == breaker.StateClosed })
 	}
+}
+
+// Through a Sentinel, replicas find the master and share a trip as on one
+// node.
+func TestBreakersThroughASentinel(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	clk := clocktest.New(start)
+	rs := fleetOn(t, sentinel(s), clk, 2, breaker.Config{ConsecutiveFailures: 2, OpenDuration: 5 * time.Second})
+	fail(rs[0].b)
+	fail(rs[0].b)
+	waitFor(t, "the trip on the other replica", func() bool { return rs[1].b.State() == breaker.StateOpen })
 }

@@ -190,3 +190,40 @@ func (c *Cluster) ready() bool {
 	}
 	return true
 }
+
+// Sentinel is a master watched by one Sentinel, started for a test.
+type Sentinel struct {
+	Master   *Server
+	Sentinel *Server
+	Name     string // the master's name, as the Sentinel knows it
+}
+
+// StartSentinel starts a redis-server master and a redis-server in
+// sentinel mode watching it as "fusebox", skipped or failed as Start is
+// without redis-server.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	m := Start(t)
+	bin, _ := exec.LookPath("redis-server")
+	s := &Server{t: t, port: freePort(t), dir: t.TempDir()}
+	s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
+	conf := s.dir + "/sentinel.conf"
+	cfg := "port " + strconv.Itoa(s.port) + "\nbind 127.0.0.1\nprotected-mode no\ndir " + s.dir + "\n" +
+		"sentinel monitor fusebox 127.0.0.1 " + strconv.Itoa(m.port) + " 1\n"
+	if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(bin, conf, "--sentinel")
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("redis-server --sentinel: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.ping() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Sentinel on %s did not answer PING within 10s", s.Addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return &Sentinel{Master: m, Sentinel: s, Name: "fusebox"}
+}
