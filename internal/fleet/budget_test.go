@@ -12,26 +12,25 @@ import (
 	"github.com/fuseboxhq/fusebox/limit"
 )
 
-// linked returns n fleets on srv, not started unless start. Their
-// timeout is generous for a loaded machine, unless short (for a hung
-// Redis).
-func linked(t *testing.T, srv *redistest.Server, n int, start bool, short ...bool) []*Fleet {
+// linked returns n fleets on srv, not started unless start, with a
+// timeout generous for a loaded machine; tune, if given, changes their
+// options (a short timeout for a hung Redis, a short lease).
+func linked(t *testing.T, srv *redistest.Server, n int, start bool, tune ...func(*Options)) []*Fleet {
 	t.Helper()
-	return linkedOn(t, node(srv), n, start, short...)
+	return linkedOn(t, node(srv), n, start, tune...)
 }
 
 // linkedOn is linked on any Redis.
-func linkedOn(t *testing.T, dial dialer, n int, start bool, short ...bool) []*Fleet {
+func linkedOn(t *testing.T, dial dialer, n int, start bool, tune ...func(*Options)) []*Fleet {
 	t.Helper()
 	var fs []*Fleet
 	for range n {
 		rdb := dial(t)
-		timeout := 2 * time.Second
-		if len(short) > 0 {
-			timeout = 50 * time.Millisecond
+		o := Options{Client: rdb, Timeout: 2 * time.Second, Sync: 10 * time.Millisecond, Log: slog.New(slog.DiscardHandler)}
+		for _, f := range tune {
+			f(&o)
 		}
-		f := New(Options{Client: rdb, Timeout: timeout, Sync: 10 * time.Millisecond,
-			Log: slog.New(slog.DiscardHandler)})
+		f := New(o)
 		if start {
 			f.Start()
 		}
@@ -137,7 +136,7 @@ func TestLedgerPeriods(t *testing.T) {
 // fleet's figure.
 func TestLedgerWithoutRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	fs := linked(t, srv, 2, true, true)
+	fs := linked(t, srv, 2, true, func(o *Options) { o.Timeout = 50 * time.Millisecond })
 	a, b := fs[0].Ledger("web"), fs[1].Ledger("web")
 	r, _ := a.Reserve(start, 1, 10, 0)
 	a.Settle(start, r, 2) // the fleet knows $2

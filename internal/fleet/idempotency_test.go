@@ -1,11 +1,9 @@
 package fleet
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
 )
 
@@ -14,18 +12,7 @@ import (
 // replica, and never for another body.
 func TestIdempotencyRecords(t *testing.T) {
 	srv := redistest.Start(t)
-	var fs []*Fleet
-	for range 2 {
-		rdb, err := Dial(config.StateURL(srv.URL()), config.Fleet{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := New(Options{Client: rdb, Timeout: 2 * time.Second, Sync: 10 * time.Millisecond, Lease: 300 * time.Millisecond,
-			Log: slog.New(slog.DiscardHandler)})
-		f.Start()
-		t.Cleanup(func() { f.Close(); rdb.Close() })
-		fs = append(fs, f)
-	}
+	fs := linked(t, srv, 2, false, func(o *Options) { o.Lease = time.Second })
 	a, b := fs[0], fs[1]
 	k, h, other := [32]byte{1}, [32]byte{2}, [32]byte{3}
 	if c, _, err := a.ClaimIdem(k, h); err != nil || c != Owner {
@@ -52,9 +39,13 @@ func TestIdempotencyRecords(t *testing.T) {
 	if c, _, _ := a.ClaimIdem(k2, h); c != Owner {
 		t.Fatal("claim k2")
 	}
-	// Redis expires keys on its own clock, which no test can drive: wait
-	// out three leases; the record outlives them only by renewal.
-	time.Sleep(3 * a.o.Lease)
+	// As if most of the lease had run out: a's sync round renews it.
+	key := a.idemKey(k2)
+	a.rdb.PExpire(t.Context(), key, 10*time.Millisecond)
+	a.sync()
+	if ttl := a.rdb.PTTL(t.Context(), key).Val(); ttl < a.o.Lease/2 {
+		t.Errorf("a running request's lease was not renewed: %v left", ttl)
+	}
 	if c, _, _ := b.ClaimIdem(k2, h); c != Running {
 		t.Errorf("a running request's key was freed while its replica lived: %v", c)
 	}

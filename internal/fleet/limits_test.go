@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/fuseboxhq/fusebox/internal/redistest"
@@ -59,5 +60,16 @@ func TestSessionsShared(t *testing.T) {
 	}
 	if got := fs[1].Recall("c\x00smart\x00other"); got != "" {
 		t.Errorf("an unknown session recalled %q", got)
+	}
+	// A client chooses its session ids: a megabyte of one costs Redis a
+	// key of the same size as any other.
+	huge := strings.Repeat("x", 1<<20)
+	if a, b := len(fs[0].sessionKey(huge)), len(fs[0].sessionKey("c")); a != b {
+		t.Errorf("a 1 MiB session id made a key of %d bytes (a short one: %d)", a, b)
+	}
+	fs[0].Remember(huge, "openai/gpt-4.1")
+	fs[0].sync()
+	if got := fs[1].Recall(huge); got != "openai/gpt-4.1" {
+		t.Errorf("the huge session recalled %q", got)
 	}
 }

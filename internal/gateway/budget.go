@@ -50,39 +50,13 @@ func newBudget(b config.Budget, s *spending, clk clock.Clock) *budget {
 
 // rollLocked starts new periods when the clock has passed into them.
 func (b *spending) rollLocked(now time.Time) {
-	now = now.UTC()
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	day, month := periods(now)
 	if !day.Equal(b.day) {
 		b.day, b.spentDay = day, 0
 	}
 	if !month.Equal(b.month) {
 		b.month, b.spentMonth = month, 0
 	}
-}
-
-// over reports which budget is spent ("daily" or "monthly") and when it
-// resets; "" when the client may go on.
-func (b *budget) over() (which string, resets time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.rollLocked(b.clk.Now())
-	switch {
-	case b.limit.Daily > 0 && b.spentDay >= b.limit.Daily:
-		return "daily", b.day.AddDate(0, 0, 1)
-	case b.limit.Monthly > 0 && b.spentMonth >= b.limit.Monthly:
-		return "monthly", b.month.AddDate(0, 1, 0)
-	}
-	return "", time.Time{}
-}
-
-// spend adds an answer's cost.
-func (b *spending) spend(usd float64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.rollLocked(b.clk.Now())
-	b.spentDay += usd
-	b.spentMonth += usd
 }
 
 // reserve admits a request that may cost up to usd, counting it against
@@ -99,15 +73,22 @@ func (b *budget) reserve(usd float64) (res fleet.Reservation, which string, rese
 	return res, which, resets
 }
 
+// periods returns the starts of the UTC day and month that hold now.
+func periods(now time.Time) (day, month time.Time) {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC),
+		time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
 // periodEnd returns when the budget period which ("daily", "monthly")
 // that holds now ends.
 func periodEnd(now time.Time, which string) time.Time {
-	now = now.UTC()
+	day, month := periods(now)
 	switch which {
 	case "daily":
-		return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		return day.AddDate(0, 0, 1)
 	case "monthly":
-		return time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+		return month.AddDate(0, 1, 0)
 	}
 	return time.Time{}
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,15 +43,7 @@ func TestReplicasShareAnOutage(t *testing.T) {
 				srvs = append(srvs, srv)
 				urls = append(urls, gw.URL)
 			}
-			primary := func(i int) breaker.State {
-				for _, tg := range srvs[i].Router().Targets() {
-					if tg.Name == "primary/gpt-4.1" {
-						return tg.Breaker().State()
-					}
-				}
-				t.Fatal("no primary target")
-				return 0
-			}
+			primary := func(i int) breaker.State { return primaryOf(t, srvs[i]).Breaker().State() }
 			// Replica A meets the outage: three failed calls trip it.
 			for range 3 {
 				if c, _ := chat(t, urls[0]); c != 200 {
@@ -215,7 +206,6 @@ func primaryOf(t *testing.T, srv *Server) *router.Target {
 func TestReplicasShareIdempotencyKeys(t *testing.T) {
 	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
 	release := make(chan struct{})
-	var gate sync.Once
 	p := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 2 {
 			<-release // the second key's first call waits for its duplicate
@@ -227,45 +217,32 @@ func TestReplicasShareIdempotencyKeys(t *testing.T) {
 	sb, gb := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
 	waiting := make(chan struct{}, 1)
 	sb.testHookIdemWait = func() { waiting <- struct{}{} }
-	post := func(base, key, body string) (*http.Response, string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Idempotency-Key", key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
+	c1, _, b1 := post(t, ga.URL, "k1", hi)
+	c2, h2, b2 := post(t, gb.URL, "k1", hi)
+	if c1 != 200 || c2 != 200 || b1 != b2 {
+		t.Fatalf("A: %d %s\nB: %d %s", c1, b1, c2, b2)
 	}
-	body := `{"model":"smart","messages":[{"role":"user","content":"hi"}]}`
-	r1, b1 := post(ga.URL, "k1", body)
-	r2, b2 := post(gb.URL, "k1", body)
-	if r1.StatusCode != 200 || r2.StatusCode != 200 || b1 != b2 {
-		t.Fatalf("A: %d %s\nB: %d %s", r1.StatusCode, b1, r2.StatusCode, b2)
-	}
-	if r2.Header.Get("X-Fusebox-Idempotent-Replay") != "true" {
+	if h2.Get("X-Fusebox-Idempotent-Replay") != "true" {
 		t.Error("B's answer was not a replay")
 	}
 	if n := p.calls(); n != 1 {
 		t.Fatalf("%d upstream calls for one key over two replicas, want 1", n)
 	}
-	if r, b := post(gb.URL, "k1", `{"model":"smart","messages":[{"role":"user","content":"other"}]}`); r.StatusCode != 422 {
-		t.Errorf("another body under the key on B: %d %s", r.StatusCode, b)
+	if c, _, b := post(t, gb.URL, "k1", `{"model":"smart","messages":[{"role":"user","content":"other"}]}`); c != 422 {
+		t.Errorf("another body under the key on B: %d %s", c, b)
 	}
 
 	// Two at once, one per replica.
 	answers := make(chan string, 2)
-	go func() { _, b := post(ga.URL, "k2", body); answers <- b }()
+	go func() { _, _, b := post(t, ga.URL, "k2", hi); answers <- b }()
 	eventually(t, "the first of the duplicates at the upstream", func() bool { return p.calls() == 2 })
-	go func() { _, b := post(gb.URL, "k2", body); answers <- b }()
+	go func() { _, _, b := post(t, gb.URL, "k2", hi); answers <- b }()
 	select {
 	case <-waiting: // B waits on the fleet's record
 	case <-time.After(10 * time.Second):
 		t.Fatal("the duplicate on B never waited for A's request")
 	}
-	gate.Do(func() { close(release) })
+	close(release)
 	a, b := <-answers, <-answers
 	if a != b || p.calls() != 2 {
 		t.Errorf("duplicates on two replicas: %d upstream calls (want 2 in all), answers equal: %v", p.calls(), a == b)

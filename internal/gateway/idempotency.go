@@ -205,13 +205,8 @@ func (x *exchange) idemFleet(key string, body []byte) bool {
 		x.idemConflict(key)
 		return true
 	case c == fleet.Stored:
-		rec := x.idemRec
-		x.idemEnd(a.Body, a.ContentType, a.Target, a.Raw)
-		if rec.stored {
-			x.replay(rec)
-		} else {
-			x.replay(&idemRecord{stored: true, raw: a.Raw, body: a.Body, ctype: a.ContentType, target: a.Target})
-		}
+		x.idemEnd(a.Body, a.ContentType, a.Target, a.Raw) // kept here too, for local duplicates
+		x.replay(&idemRecord{stored: true, raw: a.Raw, body: a.Body, ctype: a.ContentType, target: a.Target})
 		return true
 	}
 	return false // Running again: the record changed hands; run it here

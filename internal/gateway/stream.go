@@ -157,13 +157,19 @@ var (
 // finish_reason comes last, so most events are read only at their tail.
 // (The quoted key cannot occur inside a JSON string, whose quotes are
 // escaped.)
-func hasString(data, key []byte) bool {
-	i := bytes.LastIndex(data, key)
+func hasString(data, key []byte) bool { return valueAt(data, bytes.LastIndex(data, key), key) == '"' }
+
+// valueAt returns the first byte of the value of member key found at i in
+// data (i < 0: not found, 0).
+func valueAt(data []byte, i int, key []byte) byte {
 	if i < 0 {
-		return false
+		return 0
 	}
 	rest := bytes.TrimLeft(data[i+len(key):], " ")
-	return len(rest) > 0 && rest[0] == '"'
+	if len(rest) == 0 {
+		return 0
+	}
+	return rest[0]
 }
 
 // relay streams a prepared attempt to the client. It reports true when the
@@ -385,14 +391,7 @@ var usageKey = []byte(`"usage":`)
 // hasObject reports whether data has the member key (quoted, with its
 // colon) with an object value: one scan of the event, however the writer
 // spaced it.
-func hasObject(data, key []byte) bool {
-	i := bytes.Index(data, key)
-	if i < 0 {
-		return false
-	}
-	rest := bytes.TrimLeft(data[i+len(key):], " ")
-	return len(rest) > 0 && rest[0] == '{'
-}
+func hasObject(data, key []byte) bool { return valueAt(data, bytes.Index(data, key), key) == '{' }
 
 // streamEnded handles a committed stream that ended without its last
 // event. One whose answer had finished is complete: it is ended for the
