@@ -423,6 +423,11 @@ type ModelCache struct {
 	// Scope is who may share an answer: client (default: only the client
 	// key that asked) or global (every client).
 	Scope string `yaml:"scope"`
+	// Store is where answers are kept: memory (default: this replica's
+	// own) or redis (the fleet's, with state: redis://…; each replica
+	// keeps a local copy of what it served). In Redis an answer lives
+	// ttl + stale_for.
+	Store string `yaml:"store"`
 }
 
 // Degraded is a static answer for when nothing else can serve.

@@ -229,6 +229,14 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 	if sc := m.Cache.Scope; sc != "" && sc != "client" && sc != "global" {
 		r.field(path+".cache.scope", "unknown scope "+strconv.Quote(sc)+" (known: client, global)")
 	}
+	switch st := m.Cache.Store; {
+	case st != "" && st != "memory" && st != "redis":
+		r.field(path+".cache.store", "unknown store "+strconv.Quote(st)+" (known: memory, redis)")
+	case st == "redis" && c.State == "memory":
+		r.field(path+".cache.store", "redis needs the fleet's state: set state: redis://host:port/db, or store: memory")
+	case st != "" && m.Cache.TTL == 0:
+		r.field(path+".cache.store", "needs a ttl: nothing is cached without one")
+	}
 	if m.Cache.StaleFor > 0 && m.Cache.TTL == 0 {
 		r.field(path+".cache.stale_for", "needs a ttl: stale answers come from the cache")
 	}

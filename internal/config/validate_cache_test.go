@@ -40,3 +40,33 @@ models:
 		}
 	}
 }
+
+func TestCacheStore(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	shared := `state: redis://127.0.0.1:6379/0
+providers:
+  openai: {type: openai, keys: [k]}
+models:
+  - name: smart
+    targets: [{provider: openai, model: gpt-4.1}]
+    cache: {ttl: 10m, store: redis}
+`
+	cfg, err := Parse("c.yaml", []byte(shared), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Models[0].Cache.Store != "redis" {
+		t.Fatalf("store %q", cfg.Models[0].Cache.Store)
+	}
+	for _, tc := range []struct{ state, cache, want string }{
+		{"", "{ttl: 10m, store: redis}", "c.yaml:6: models[0].cache.store: redis needs the fleet's state"},
+		{"state: redis://127.0.0.1:6379/0\n", "{ttl: 10m, store: memcached}", `unknown store "memcached" (known: memory, redis)`},
+		{"state: redis://127.0.0.1:6379/0\n", "{store: redis}", "models[0].cache.store: needs a ttl"},
+	} {
+		doc := tc.state + strings.TrimPrefix(shared, "state: redis://127.0.0.1:6379/0\n")
+		doc = strings.Replace(doc, "{ttl: 10m, store: redis}", tc.cache, 1)
+		if _, err := Parse("c.yaml", []byte(doc), env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: errors %v; want %q", tc.cache, err, tc.want)
+		}
+	}
+}
