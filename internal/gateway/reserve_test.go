@@ -109,7 +109,7 @@ func TestStreamCannotBeMadeFreeWithIncludeUsageFalse(t *testing.T) {
 // for the next.
 func TestTargetTPMIsSettledFromUsage(t *testing.T) {
 	p := newUpstream(t, chatOK("primary")) // 3 + 3 tokens
-	cfg := strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {tpm: 1000, max_wait: 10ms}}`, 1)
+	cfg := strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {tpm: 6000, max_wait: 10ms}}`, 1)
 	_, gw := gateway(t, nil, cfg, p, newUpstream(t, chatOK("secondary")))
 	for i := range 3 {
 		resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json",

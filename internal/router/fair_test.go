@@ -30,8 +30,9 @@ func TestRateLimitedTargetIsSharedByFlowWeight(t *testing.T) {
 		}
 		a.Succeed()
 	}
-	// Spend the minute's burst.
-	for range 60 {
+	// Spend the burst.
+	warm := burstOf(60, RequestBurstWindow)
+	for range warm {
 		send("warm-up", 1)
 	}
 	target := r.Targets()[0]
@@ -66,12 +67,12 @@ func TestRateLimitedTargetIsSharedByFlowWeight(t *testing.T) {
 	const rounds = 40
 	for i := range rounds {
 		next()
-		for up.n() != 60+i+1 {
+		for up.n() != warm+i+1 {
 			time.Sleep(time.Millisecond)
 		}
 	}
 	// Let the rest go.
-	for n := up.n(); n < 60+2*each; n = up.n() {
+	for n := up.n(); n < warm+2*each; n = up.n() {
 		next()
 		for up.n() == n {
 			time.Sleep(time.Millisecond)
@@ -79,7 +80,7 @@ func TestRateLimitedTargetIsSharedByFlowWeight(t *testing.T) {
 	}
 	heavy := 0
 	up.mu.Lock()
-	for _, c := range up.calls[61 : 60+rounds] { // the first was the turn's holder
+	for _, c := range up.calls[warm+1 : warm+rounds] { // the first was the turn's holder
 		if bytes.Contains(c.Body, []byte(`"user":"heavy"`)) {
 			heavy++
 		}

@@ -102,7 +102,9 @@ type ProviderSpec struct {
 	Fingerprint string
 }
 
-// Limits pace each target of a provider. Zero fields are "no limit".
+// Limits pace each target of a provider, with bursts of
+// RequestBurstWindow's and TokenBurstWindow's worth. Zero fields are "no
+// limit".
 type Limits struct {
 	RequestsPerMinute, TokensPerMinute float64
 	MaxInFlight                        int
@@ -543,14 +545,12 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 	}
 	t.maxWait = l.MaxWait
 	if l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 {
-		if t.pacer, err = limit.NewPacer(limit.PacerSettings{
-			Limits:  limit.Limits{RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute},
-			MaxWait: l.MaxWait, Clock: r.clk,
-		}); err != nil {
+		rates := providerRates(l.RequestsPerMinute, l.TokensPerMinute)
+		if t.pacer, err = limit.NewPacer(limit.PacerSettings{Limits: rates, MaxWait: l.MaxWait, Clock: r.clk}); err != nil {
 			return nil, err
 		}
 		if r.sharePacer != nil {
-			r.sharePacer(name, t.pacer, limit.Limits{RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute})
+			r.sharePacer(name, t.pacer, rates)
 		}
 		if t.turn, err = limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: 1, MaxWait: l.MaxWait, Clock: r.clk}); err != nil {
 			return nil, err
