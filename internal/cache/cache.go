@@ -217,6 +217,21 @@ func (c *Cache) lookupLocked(key KeyHash, now time.Time) (*item, time.Duration) 
 // chat.completion, never an error, a refusal of service or a stream that
 // broke off. Put copies e.Body and sets e.Stored to the cache's clock.
 func (c *Cache) Put(key KeyHash, e Entry) bool {
+	return c.put(key, e, c.clk.Now())
+}
+
+// Restore stores e under key as Put does, but keeps e.Stored: for an
+// answer another store kept (the fleet's), whose age runs from when it was
+// first stored. An entry already too old to serve even stale is not
+// stored.
+func (c *Cache) Restore(key KeyHash, e Entry) bool {
+	if e.Age(c.clk.Now()) >= c.ttl+c.staleFor {
+		return false
+	}
+	return c.put(key, e, e.Stored)
+}
+
+func (c *Cache) put(key KeyHash, e Entry, stored time.Time) bool {
 	size := int64(len(key)+len(e.Body)+len(e.ContentType)+len(e.Target)) + EntryOverhead
 	if size > c.maxEntry {
 		c.mu.Lock()
@@ -225,7 +240,7 @@ func (c *Cache) Put(key KeyHash, e Entry) bool {
 		return false
 	}
 	e.Body = append([]byte(nil), e.Body...)
-	e.Stored = c.clk.Now()
+	e.Stored = stored
 	it := &item{key: key, entry: e, size: size}
 
 	c.mu.Lock()

@@ -283,3 +283,30 @@ func TestStatusString(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreKeepsAge: an answer kept elsewhere goes on ageing from when
+// it was first stored; one too old even to serve stale is not kept.
+func TestRestoreKeepsAge(t *testing.T) {
+	const ttl, staleFor = time.Minute, time.Minute
+	c, clk := newCache(t, Config{TTL: ttl, StaleFor: staleFor})
+	clk.Advance(time.Hour)
+	e := entry("x")
+	e.Stored = clk.Now().Add(-30 * time.Second)
+	if !c.Restore(keyN(1), e) {
+		t.Fatal("Restore refused a fresh answer")
+	}
+	if got, st := c.Get(keyN(1)); st != Hit || !got.Stored.Equal(e.Stored) {
+		t.Fatalf("Get = %+v, %v; want a hit stored %v", got, st, e.Stored)
+	}
+	clk.Advance(30 * time.Second)
+	if _, st := c.Get(keyN(1)); st != StaleAvailable {
+		t.Fatalf("a minute after it was first stored: %v, want stale", st)
+	}
+	e.Stored = clk.Now().Add(-ttl - staleFor)
+	if c.Restore(keyN(2), e) {
+		t.Fatal("Restore kept an answer too old to serve")
+	}
+	if _, ok := c.GetStale(keyN(2)); ok {
+		t.Fatal("an answer too old to serve is served")
+	}
+}

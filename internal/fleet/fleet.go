@@ -77,6 +77,7 @@ type Fleet struct {
 	leases   idemLeases
 	limits   leasedPacers
 	sessions sessions
+	cache    cachePuts
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -274,6 +275,7 @@ func (f *Fleet) sync() {
 		reads = append(reads, l.exchange(pipe, ctx, now))
 	}
 	f.renewLeases(pipe, ctx)
+	f.sendCache(pipe, ctx)
 	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now))
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)

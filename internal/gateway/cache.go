@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -17,6 +19,9 @@ type aliasCache struct {
 	c     *cache.Cache
 	scope cache.Scope
 	fp    string // the settings' fingerprint, for reloads
+	// shared: the fleet keeps the answers too (store: redis), for keep.
+	shared bool
+	keep   time.Duration
 }
 
 // cacheMode is what a request asks of the cache.
@@ -72,7 +77,8 @@ func newCaches(cfg *config.Config, o Options, prev map[string]*aliasCache) (map[
 		if err != nil {
 			return nil, err
 		}
-		out[m.Name] = &aliasCache{c: c, scope: scope, fp: fp}
+		out[m.Name] = &aliasCache{c: c, scope: scope, fp: fp,
+			shared: m.Cache.Store == "redis", keep: m.Cache.TTL + m.Cache.StaleFor}
 	}
 	return out, nil
 }
@@ -96,7 +102,11 @@ func (x *exchange) lookup(body []byte, client string) bool {
 	}
 	x.cache, x.cacheKey = ac, key
 	if mode == cacheUse {
-		if e, st := ac.c.Get(key); st == cache.Hit {
+		e, st := ac.c.Get(key)
+		if st != cache.Hit && x.fromFleet(ac, key) {
+			e, st = ac.c.Get(key)
+		}
+		if st == cache.Hit {
 			if x.idemRec != nil { // the answer stands for this key too
 				x.idemEnd(append([]byte(nil), e.Body...), e.ContentType, e.Target, false)
 			}
@@ -107,6 +117,16 @@ func (x *exchange) lookup(body []byte, client string) bool {
 	x.w.Header().Set("X-Fusebox-Cache", "miss")
 	x.s.metrics.Cache(x.alias.Name, "miss")
 	return false
+}
+
+// fromFleet copies the fleet's answer for key, if it keeps one, into the
+// alias's cache, and reports whether it did.
+func (x *exchange) fromFleet(ac *aliasCache, key cache.KeyHash) bool {
+	if !ac.shared || x.s.fleet == nil {
+		return false
+	}
+	a, ok := x.s.fleet.CacheGet(key)
+	return ok && ac.c.Restore(key, cache.Entry{Body: a.Body, ContentType: a.ContentType, Target: a.Target, Stored: a.Stored})
 }
 
 // answerCached writes a stored answer, as a stream if one was asked for.
@@ -157,7 +177,11 @@ func (x *exchange) keep(body []byte, contentType, target string) {
 		return
 	}
 	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
-		x.cache.c.Put(x.cacheKey, cache.Entry{Body: body, ContentType: contentType, Target: target})
+		e := cache.Entry{Body: body, ContentType: contentType, Target: target}
+		x.cache.c.Put(x.cacheKey, e)
+		if x.cache.shared && x.s.fleet != nil {
+			x.s.fleet.CachePut(x.cacheKey, fleet.CachedAnswer{Body: body, ContentType: contentType, Target: target, Stored: x.s.clk.Now()}, x.cache.keep)
+		}
 	}
 	if x.idemRec != nil {
 		x.idemEnd(append([]byte(nil), body...), contentType, target, false)
@@ -169,7 +193,11 @@ func (x *exchange) keep(body []byte, contentType, target string) {
 // neither.
 func (x *exchange) rescue() bool {
 	if x.cache != nil {
-		if e, ok := x.cache.c.GetStale(x.cacheKey); ok {
+		e, ok := x.cache.c.GetStale(x.cacheKey)
+		if !ok && x.fromFleet(x.cache, x.cacheKey) {
+			e, ok = x.cache.c.GetStale(x.cacheKey)
+		}
+		if ok {
 			x.answerCached(e, "stale")
 			return true
 		}

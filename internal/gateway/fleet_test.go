@@ -1,15 +1,18 @@
 package gateway
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
@@ -249,48 +252,6 @@ func TestReplicasShareIdempotencyKeys(t *testing.T) {
 	}
 }
 
-// A target's rpm holds across the fleet: three replicas each pace it at
-// a third of the limit, so 90 requests spread over them send the primary
-// the limit's 60 (the rest fail over), where alone each would send all.
-func TestReplicasShareARateLimit(t *testing.T) {
-	for _, tc := range []struct {
-		state      string
-		lo, hi     int // primary calls
-		replicasOK func(*Server) bool
-	}{
-		{"redis", 57, 63, func(s *Server) bool { return s.fleet.Replicas() == 3 }},
-		{"memory", 90, 90, func(*Server) bool { return true }},
-	} {
-		t.Run(tc.state, func(t *testing.T) {
-			state := ""
-			if tc.state == "redis" {
-				state = "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms}\n"
-			}
-			p := newUpstream(t, chatOK("primary"))
-			s := newUpstream(t, chatOK("secondary"))
-			cfg := state + strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {rpm: 60, max_wait: 1ms}}`, 1)
-			var srvs []*Server
-			var urls []string
-			for range 3 {
-				srv, gw := gateway(t, nil, cfg, p, s)
-				srvs, urls = append(srvs, srv), append(urls, gw.URL)
-			}
-			for _, srv := range srvs {
-				eventually(t, "every replica to count the fleet", func() bool { return tc.replicasOK(srv) })
-			}
-			for i := range 90 {
-				if c, body := chat(t, urls[i%3]); c != 200 {
-					t.Fatalf("request %d: %d %s", i, c, body)
-				}
-			}
-			t.Logf("state %s: the primary got %d of 90", tc.state, p.calls())
-			if n := p.calls(); n < tc.lo || n > tc.hi {
-				t.Errorf("the primary (60 rpm) got %d of 90 requests from three replicas; want %d..%d", n, tc.lo, tc.hi)
-			}
-		})
-	}
-}
-
 // A conversation keeps its target on another replica: served by the
 // secondary on A (the primary failed its first call), it goes to the
 // secondary first on B too; with state: memory, B starts from the primary.
@@ -333,6 +294,109 @@ func TestReplicasShareStickySessions(t *testing.T) {
 			}
 			if got := send(gb.URL); got != tc.want {
 				t.Errorf("B served the conversation from %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// With cache.store: redis, an answer one replica cached is served by
+// another from the fleet, fresh while it is and stale when no target can
+// answer, and only to the client key it belongs to. With the memory store
+// each replica has its own.
+func TestReplicasShareTheCache(t *testing.T) {
+	for _, store := range []string{"redis", "memory"} {
+		t.Run(store, func(t *testing.T) {
+			clk := clocktest.New(time.Time{})
+			var down atomic.Bool
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if down.Load() {
+					status(http.StatusServiceUnavailable, "overloaded_error")(w, r, n)
+					return
+				}
+				counting(w, r, n)
+			})
+			cfg := "state: " + redistest.Start(t).URL() + "\nfleet: {timeout: 2s}\n" +
+				strings.Replace(fmt.Sprintf(cachedModel, up.URL+"/v1", "client"), "scope: client}", "scope: client, store: "+store+"}", 1)
+			a, ga := start(t, Options{Clock: clk}, cfg)
+			_, gb := start(t, Options{Clock: clk}, cfg)
+			_, gc := start(t, Options{Clock: clk}, cfg)
+			if got, mark := ask(t, ga.URL, "key-alice", "smart"); got != "hello from answer 1" || mark != "miss" {
+				t.Fatalf("A: %q (%s)", got, mark)
+			}
+			a.fleet.Close() // its sync round sends what it cached
+			clk.Advance(time.Minute)
+			want, wantMark := "hello from answer 1", "hit"
+			if store == "memory" {
+				want, wantMark = "hello from answer 2", "miss"
+			}
+			if got, mark := ask(t, gb.URL, "key-alice", "smart"); got != want || mark != wantMark {
+				t.Fatalf("B: %q (%s); want %q (%s)", got, mark, want, wantMark)
+			}
+			if got, mark := ask(t, gb.URL, "key-bob", "smart"); mark != "miss" || got == "hello from answer 1" {
+				t.Fatalf("another client key on B: %q (%s); want its own answer", got, mark)
+			}
+			if store == "memory" {
+				return
+			}
+			if n := up.calls(); n != 2 {
+				t.Errorf("%d upstream calls; want 2 (alice once for the fleet, bob once)", n)
+			}
+			// Past the TTL, with the upstream down, C (which never saw the
+			// answer) serves it stale from the fleet.
+			clk.Advance(10 * time.Minute)
+			down.Store(true)
+			if got, mark := ask(t, gc.URL, "key-alice", "smart"); got != "hello from answer 1" || mark != "stale" {
+				t.Fatalf("C with the upstream down: %q (%s); want the stale answer", got, mark)
+			}
+		})
+	}
+}
+
+// A 600 rpm target holds within 5 % over a whole minute (on the fake
+// clock) while three replicas are offered twice that, round robin: what
+// the primary receives is counted where it arrives. With state: memory
+// each replica paces it alone, and the three send the primary all 1200.
+func TestReplicasHoldATargetLimitOverAMinute(t *testing.T) {
+	for _, tc := range []struct {
+		state      string
+		lo, hi     int // primary calls
+		replicasOK func(*Server) bool
+	}{
+		{"redis", 570, 630, func(s *Server) bool { return s.fleet.Replicas() == 3 }},
+		{"memory", 1200, 1200, func(*Server) bool { return true }},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			clk := clocktest.New(time.Unix(1_800_000_000, 0))
+			state := ""
+			if tc.state == "redis" {
+				state = "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 50ms, timeout: 2s}\n"
+			}
+			p := newUpstream(t, chatOK("primary"))
+			s := newUpstream(t, chatOK("secondary"))
+			cfg := state + strings.Replace(twoTargets, `keys: [pk1, pk2]}`, `keys: [pk1], limits: {rpm: 600, max_wait: 1ms}}`, 1)
+			var srvs []*Server
+			var urls []string
+			for range 3 {
+				srv, gw := gateway(t, clk, cfg, p, s)
+				srvs, urls = append(srvs, srv), append(urls, gw.URL)
+			}
+			for _, srv := range srvs {
+				eventually(t, "every replica to count the fleet", func() bool {
+					clk.Advance(time.Millisecond) // the sync rounds run on the fake clock
+					return tc.replicasOK(srv)
+				})
+			}
+			const step = 50 * time.Millisecond // 20 requests a second: 1200 rpm offered
+			for i := range int(time.Minute / step) {
+				if c, body := chat(t, urls[i%3]); c != 200 {
+					t.Fatalf("request %d: %d %s", i, c, body)
+				}
+				clk.Advance(step)
+			}
+			got := p.calls()
+			t.Logf("state %s: the primary (600 rpm) got %d of %d requests in a minute", tc.state, got, int(time.Minute/step))
+			if got < tc.lo || got > tc.hi {
+				t.Errorf("the primary (600 rpm) got %d requests in a minute from three replicas; want %d..%d", got, tc.lo, tc.hi)
 			}
 		})
 	}
