@@ -144,6 +144,7 @@ func (x *exchange) answerCached(e cache.Entry, status string) {
 func (x *exchange) writeEntry(e cache.Entry) {
 	h := x.w.Header()
 	h.Set("X-Fusebox-Target", e.Target)
+	h.Set("X-Fusebox-Tried", x.tried())
 	if x.stream {
 		sse.SetHeaders(h)
 		x.w.WriteHeader(http.StatusOK)

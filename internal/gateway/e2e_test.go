@@ -29,11 +29,34 @@ func TestServesThroughTheLadder(t *testing.T) {
 		t.Fatalf("%q, %v", text(got), err)
 	}
 	if resp.Header.Get("X-Fusebox-Target") != "primary/gpt-4.1" || resp.Header.Get("X-Fusebox-Attempts") != "1" ||
-		resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("X-Fusebox-Overhead") == "" {
+		resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("X-Fusebox-Tried") != "none" {
 		t.Fatalf("headers %v", resp.Header)
+	}
+	if us := resp.Header.Get("X-Fusebox-Overhead-Us"); us == "" || strings.Trim(us, "0123456789") != "" {
+		t.Fatalf("X-Fusebox-Overhead-Us %q; want whole microseconds", us)
 	}
 	if auth := p.header(0).Get("Authorization"); auth != "Bearer pk1" && auth != "Bearer pk2" {
 		t.Fatalf("upstream saw Authorization %q; want one of the provider's keys", auth)
+	}
+}
+
+// The 503 that runs out of targets says when to come back, the first one
+// too: the breakers its own failures opened admit again in their open
+// period.
+func TestFirst503HasRetryAfter(t *testing.T) {
+	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, status(503, "server_error"))
+	cfg := strings.Replace(twoTargets, "breaker: {consecutive: 3, open: 10s}", "breaker: {consecutive: 1, open: 10s}", 1)
+	_, gw := gateway(t, nil, cfg, p, s)
+	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ra := resp.Header.Get("Retry-After"); resp.StatusCode != 503 || (ra != "10" && ra != "9") {
+		t.Fatalf("%d with Retry-After %q; want 503 and the breakers' 10 s", resp.StatusCode, ra)
+	}
+	if tried := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(tried, "primary/gpt-4.1") {
+		t.Errorf("X-Fusebox-Tried %q; want the primary named", tried)
 	}
 }
 

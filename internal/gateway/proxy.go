@@ -563,17 +563,20 @@ func (x *exchange) headers(a *router.Attempt, answered time.Time) {
 	h := x.w.Header()
 	h.Set("X-Fusebox-Target", a.Target.Name)
 	h.Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
-	if tried := x.tried(); tried != "" {
-		h.Set("X-Fusebox-Tried", tried)
-	}
-	// The gateway's own time: everything before the answering attempt was
-	// sent (including failed attempts and waits) and after it answered.
+	h.Set("X-Fusebox-Tried", x.tried())
+	// The gateway's own time, in whole microseconds: everything before the
+	// answering attempt was sent (including failed attempts and waits) and
+	// after it answered.
 	own := a.Start.Sub(x.start) + x.s.since(answered)
-	h.Set("X-Fusebox-Overhead", own.String())
+	h.Set("X-Fusebox-Overhead-Us", strconv.FormatInt(own.Microseconds(), 10))
 }
 
-// tried lists the targets passed over, for the X-Fusebox-Tried header.
+// tried lists the targets passed over, for the X-Fusebox-Tried header:
+// "none" when the first target tried answered.
 func (x *exchange) tried() string {
+	if x.walk == nil || len(x.walk.Skips) == 0 {
+		return "none"
+	}
 	var b strings.Builder
 	for i, s := range x.walk.Skips {
 		if i > 0 {
@@ -596,9 +599,7 @@ func (x *exchange) fail(err error) {
 		if nt.RetryAfter > 0 {
 			x.w.Header().Set("Retry-After", retryAfter(nt.RetryAfter))
 		}
-		if tried := x.tried(); tried != "" {
-			x.w.Header().Set("X-Fusebox-Tried", tried)
-		}
+		x.w.Header().Set("X-Fusebox-Tried", x.tried())
 		x.w.Header().Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
 		x.error(http.StatusServiceUnavailable, "service_unavailable", "no_target_available", "",
 			"Fusebox could not get an answer for model `"+nt.Alias+"` from any of its targets: "+describeSkips(nt.Skips)+".")

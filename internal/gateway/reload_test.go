@@ -103,6 +103,11 @@ func TestReloadKeepsUnchangedBreakers(t *testing.T) {
 	if fmt.Sprint(res.Kept) != "[primary/gpt-4.1]" || fmt.Sprint(res.Rebuilt) != "[secondary/deepseek-chat]" {
 		t.Fatalf("reload result %s", body)
 	}
+	for _, empty := range []string{`"added":[]`, `"removed":[]`, `"warnings":[]`} {
+		if !strings.Contains(body, empty) {
+			t.Errorf("reload answer %s; want %s (an empty list, not null or missing)", body, empty)
+		}
+	}
 	if b := target("primary/gpt-4.1"); b.State() != breaker.StateForcedOpen {
 		t.Fatalf("the unchanged primary's breaker is %v after the reload, want forced open", b.State())
 	}

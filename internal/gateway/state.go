@@ -140,7 +140,7 @@ type ReloadResult struct {
 	router.Reuse
 	// Warnings are settings that changed but take effect only after a
 	// restart.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings"`
 }
 
 // ErrNoLoader is returned by Reload when the server was built without a
@@ -169,7 +169,7 @@ func (s *Server) Reload() (ReloadResult, error) {
 	if err != nil {
 		return ReloadResult{}, err
 	}
-	res := ReloadResult{Reuse: st.router.ReuseFrom(prev.router)}
+	res := ReloadResult{Reuse: st.router.ReuseFrom(prev.router), Warnings: []string{}}
 	if cfg.Listen != prev.cfg.Listen {
 		res.Warnings = append(res.Warnings, "listen changed from "+prev.cfg.Listen+" to "+cfg.Listen+"; it takes effect after a restart")
 	}
@@ -194,7 +194,7 @@ func (s *Server) Reload() (ReloadResult, error) {
 			s.fleet.UnshareLimits("target:" + name)
 		}
 	}
-	s.log.Info("configuration reloaded", "file", cfg.File, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,
+	s.log.Info("configuration reloaded", "file", cfg.File, "targets_added", res.Added, "targets_kept", res.Kept, "targets_rebuilt", res.Rebuilt,
 		"targets_removed", res.Removed, "warnings", res.Warnings)
 	return res, nil
 }

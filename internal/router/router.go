@@ -414,11 +414,13 @@ func (r *Router) keptTarget(name, prov, fp string) *Target {
 	return old
 }
 
-// Reuse describes what a router built with Spec.Keep took over.
+// Reuse describes what a router built with Spec.Keep took over. Each
+// list is empty, never nil, when nothing is in it.
 type Reuse struct {
-	// Kept are the targets whose breaker, limits and health carried on;
-	// Rebuilt those that started fresh; Removed those of the old router
-	// that are gone.
+	// Added are the targets new in this router; Kept those whose breaker,
+	// limits and health carried on; Rebuilt those that started fresh;
+	// Removed those of the old router that are gone.
+	Added   []string `json:"added"`
 	Kept    []string `json:"kept"`
 	Rebuilt []string `json:"rebuilt"`
 	Removed []string `json:"removed"`
@@ -426,10 +428,19 @@ type Reuse struct {
 
 // ReuseFrom compares r with the router it replaced.
 func (r *Router) ReuseFrom(old *Router) Reuse {
-	var u Reuse
+	u := Reuse{Added: []string{}, Kept: []string{}, Rebuilt: []string{}, Removed: []string{}}
 	now := map[string]*Target{}
 	for _, t := range r.Targets() {
 		now[t.Name] = t
+	}
+	before := map[string]bool{}
+	for _, t := range old.Targets() {
+		before[t.Name] = true
+	}
+	for _, t := range r.Targets() {
+		if !before[t.Name] {
+			u.Added = append(u.Added, t.Name)
+		}
 	}
 	for _, t := range old.Targets() {
 		switch n, ok := now[t.Name]; {

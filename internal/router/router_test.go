@@ -120,8 +120,15 @@ func TestNoTargetErrorNamesEachAndRetryAfter(t *testing.T) {
 	a, b := &fake{script: []int{503}}, &fake{script: []int{0}}
 	r := newRouter(t, clk, ladder(TargetSpec{Provider: "a", Model: "m"}, TargetSpec{Provider: "b", Model: "m"}),
 		ProviderSpec{Name: "a", Upstream: a}, ProviderSpec{Name: "b", Upstream: b})
-	for range 2 {
-		walkAll(t, r, "smart")
+	// The first walk's failures open nothing, and no upstream said when to
+	// come back: no wait is known. The second's open both breakers: their
+	// open period is the wait, though nothing was skipped.
+	for i, want := range []time.Duration{0, 10 * time.Second} {
+		_, _, err := walkAll(t, r, "smart")
+		var nt *NoTargetError
+		if !errors.As(err, &nt) || nt.RetryAfter != want {
+			t.Fatalf("walk %d: %v (%+v); want a RetryAfter of %v", i+1, err, nt, want)
+		}
 	}
 	clk.Advance(4 * time.Second)
 	_, _, err := walkAll(t, r, "smart")
@@ -378,8 +385,11 @@ func TestKeepTakesOverUnchangedTargets(t *testing.T) {
 		t.Errorf("keys %+v: p1#1 should still be disabled", keys)
 	}
 	u := r.ReuseFrom(old)
-	if fmt.Sprint(u.Kept) != "[p1/x p1/z]" || fmt.Sprint(u.Rebuilt) != "[p2/y]" || len(u.Removed) != 0 {
+	if fmt.Sprint(u.Kept) != "[p1/x p1/z]" || fmt.Sprint(u.Rebuilt) != "[p2/y]" || len(u.Removed) != 0 || u.Removed == nil || fmt.Sprint(u.Added) != "[p1/w]" {
 		t.Errorf("reuse %+v", u)
+	}
+	if u := old.ReuseFrom(r); fmt.Sprint(u.Removed) != "[p1/w]" || u.Added == nil || len(u.Added) != 0 {
+		t.Errorf("the other way: %+v; want p1/w removed, nothing added", u)
 	}
 
 	// Changed breaker settings rebuild every target of the alias.

@@ -172,8 +172,27 @@ func (w *Walk) noTarget() *NoTargetError {
 	e := &NoTargetError{Alias: w.alias.Name, Skips: w.Skips}
 	if w.soonest > 0 {
 		e.RetryAfter = max(time.Duration(w.soonest-w.r.now()), 0)
+	} else {
+		e.RetryAfter = w.comeBack()
 	}
 	return e
+}
+
+// comeBack is how long a walk that skipped nothing with a known return (its
+// attempts failed) should be told to wait: until the first of its targets'
+// breakers that the failures opened admits again, else the wait the last
+// failure's upstream asked for; 0 when neither is known.
+func (w *Walk) comeBack() time.Duration {
+	var soonest time.Duration
+	for _, t := range w.order {
+		if s := t.breaker.Snapshot(); s.State == breaker.StateOpen && s.RetryAfter > 0 && (soonest == 0 || s.RetryAfter < soonest) {
+			soonest = s.RetryAfter
+		}
+	}
+	if soonest == 0 && w.failed != nil {
+		soonest = w.failed.Verdict.Wait
+	}
+	return soonest
 }
 
 // failover moves to the next target.
