@@ -86,9 +86,24 @@ the outage is learned once for the fleet instead of once per replica.`,
 	f.BoolVar(&o.Continue, "continue", false, "set continue_on_failure: true on Fusebox's alias")
 	f.IntVar(&o.Replicas, "replicas", 1, "Fusebox gateways serving its client, requests spread over them in turn")
 	f.StringVar(&o.State, "state", "memory", "the gateways' state: memory (each its own) or a Redis URL, redis://host:port/db (shared)")
+	f.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "print a line of progress this often")
 	f.StringVar(&o.jsonPath, "json", "", "write the figures as JSON to this file")
 	f.StringVar(&o.svgPath, "svg", "", "write the chart as SVG to this file")
 	return cmd
+}
+
+// progressLine is one line of a run's progress: where it is, and each
+// client's requests ended and failed so far.
+func progressLine(p bench.Progress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %v of %v, %s:", p.Elapsed.Round(time.Second), p.Duration, p.Phase)
+	for i, c := range p.Clients {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %d ended, %d failed", c.Client, c.Ended, c.Failed)
+	}
+	return b.String()
 }
 
 // scenarioNames lists the scenarios for the --scenario help.
@@ -120,8 +135,10 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if o.Stream || o.Scenario.Streams() {
 		streamed = " streamed"
 	}
-	fmt.Fprintf(out, "fusebox bench: scenario %s, %g%s req/s per client for %v; three clients at once...\n\n", o.Scenario, o.Rate, streamed, o.Duration)
+	fmt.Fprintf(out, "fusebox bench: scenario %s, %g%s req/s per client for %v; three clients at once...\n", o.Scenario, o.Rate, streamed, o.Duration)
+	o.Progress = func(p bench.Progress) { fmt.Fprintln(out, progressLine(p)) }
 	res, err := bench.Run(ctx, o.Options)
+	fmt.Fprintln(out)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

@@ -36,11 +36,11 @@ func TestBenchPartialStreamsWithContinue(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	err := Run(ctx, []string{"bench", "--scenario", "partial", "--continue", "--rate", "10", "--duration", "2s",
-		"--storm-start", "500ms", "--storm-length", "1s", "--latency", "5ms", "--json", path}, &out, &out)
+		"--storm-start", "500ms", "--storm-length", "1s", "--latency", "5ms", "--json", path, "--progress-every", "400ms"}, &out, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"10 streamed req/s", "| naive |", "| retry+failover |", "| fusebox |", "storm TTFB p99", "continue_on_failure: true"} {
+	for _, want := range []string{"10 streamed req/s", "| naive |", "| retry+failover |", "| fusebox |", "storm TTFB p99", "continue_on_failure: true", " of 2s, ", "fusebox "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -53,6 +53,8 @@ type rig struct {
 	stream             bool // requests are streamed
 	// records are the client's requests, filled in by Run.
 	records []record
+	// counts are the requests ended so far, for Progress.
+	counts counts
 }
 
 // record is one request as the client saw it.
@@ -116,7 +118,7 @@ func (r *rig) close() {
 
 // drive sends o.Rate requests per second with send from t0 for o.Duration,
 // each in its own goroutine, and returns them once all have ended.
-func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Context) (string, answer, error)) []record {
+func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Context) (string, answer, error), c *counts) []record {
 	n := int(o.Rate * o.Duration.Seconds())
 	recs := make([]record, n)
 	interval := float64(time.Second) / o.Rate
@@ -137,6 +139,7 @@ func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Conte
 			if !a.firstByte.IsZero() {
 				recs[i].ttfb = a.firstByte.Sub(start)
 			}
+			c.add(err != nil)
 		})
 	}
 	wg.Wait()

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fuseboxhq/fusebox/internal/redistest"
+	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -171,5 +172,34 @@ func TestReplicasShareTheOutage(t *testing.T) {
 	}
 	if shared, alone := calls[redis.URL()], calls["memory"]; shared >= alone {
 		t.Errorf("sharing state on Redis, the fleet sent the dead primary %d calls; alone, %d: want fewer shared", shared, alone)
+	}
+}
+
+// Progress names the phase of the run and each client's counts.
+func TestProgressPhases(t *testing.T) {
+	o := Options{Duration: time.Minute, StormStart: 20 * time.Second, StormLength: 10 * time.Second}.withDefaults()
+	r := &rig{kind: Fusebox}
+	r.counts.add(false)
+	r.counts.add(true)
+	for _, tc := range []struct {
+		at   time.Duration
+		want string
+	}{{0, "before the storm"}, {20 * time.Second, "storm"}, {30*time.Second - 1, "storm"}, {30 * time.Second, "after the storm"}} {
+		p := o.progressAt(tc.at, []*rig{r})
+		if p.Phase != tc.want || p.Duration != time.Minute || len(p.Clients) != 1 || p.Clients[0] != (ClientProgress{Client: Fusebox, Ended: 2, Failed: 1}) {
+			t.Errorf("at %v: %+v; want phase %q and fusebox 2 ended, 1 failed", tc.at, p, tc.want)
+		}
+	}
+}
+
+// The outage scenario file is what fusebox bench runs by default.
+func TestOutageScenarioFileIsTheBenchs(t *testing.T) {
+	c, err := sim.LoadScenario("../../examples/scenarios/outage.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{}.withDefaults().faults()
+	if len(c.Faults) != 1 || c.Faults[0] != want[0] {
+		t.Errorf("examples/scenarios/outage.yaml faults %+v; fusebox bench runs %+v", c.Faults, want)
 	}
 }

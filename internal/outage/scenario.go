@@ -106,6 +106,10 @@ type Options struct {
 	// State is the gateways' state: "memory" (each its own) or a Redis
 	// URL (shared, as a fleet). "": memory.
 	State string
+	// Progress, if set, is told how the run goes every ProgressEvery.
+	Progress func(Progress)
+	// ProgressEvery is how often Progress is called. 0: 10 s.
+	ProgressEvery time.Duration
 
 	// clientTimeout bounds one request of a client, retries included.
 	// 0: 30s. Only tests shorten it, to keep hangs and stalls short.
@@ -133,6 +137,7 @@ func (o Options) withDefaults() Options {
 	o.Open = cmp.Or(o.Open, 3*time.Second)
 	o.Replicas = cmp.Or(o.Replicas, 1)
 	o.State = cmp.Or(o.State, "memory")
+	o.ProgressEvery = cmp.Or(o.ProgressEvery, 10*time.Second)
 	return o
 }
 
@@ -236,9 +241,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	storm := make([]stormStats, len(rigs))
 	wg.Go(func() { watchStorm(ctx, t0, o, rigs, storm) })
 	for _, r := range rigs {
-		wg.Go(func() { r.records = drive(ctx, t0, o, r.send) })
+		wg.Go(func() { r.records = drive(ctx, t0, o, r.send, &r.counts) })
 	}
+	stop := reportProgress(t0, o, rigs)
 	wg.Wait()
+	stop()
 	res := &Result{Options: o.report(), Policy: FuseboxPolicy(o), Start: t0}
 	for i, r := range rigs {
 		row := summarize(o, t0, r, storm[i])

@@ -28,7 +28,7 @@ func TestExampleScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Fault{Kind: ErrorStorm, Status: 503, Fraction: 0.9, From: 60 * time.Second, To: 80 * time.Second}
+	want := Fault{Kind: ErrorStorm, Status: 503, Fraction: 1, From: 60 * time.Second, To: 80 * time.Second}
 	if len(c.Faults) != 1 || c.Faults[0] != want {
 		t.Errorf("outage faults = %+v, want [%+v]", c.Faults, want)
 	}
