@@ -115,6 +115,35 @@ func TestDemoRunsAndStops(t *testing.T) {
 	}
 }
 
+// Each phase of the outage cycle is said, in order, as it comes.
+func TestDemoNarratesEachPhase(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(context.Background(), []string{"demo", "--duration", "1900ms", "--rate", "10", "--cycle", "2s", "--summary", "1h"}, &out, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s, last := out.String(), -1
+	for _, want := range []string{"outage cycle 1 begins", "phase: primary down", "phase: secondary throttled", "phase: primary back", "phase: secondary's throttle over"} {
+		i := strings.Index(s, want)
+		if i < 0 || i < last {
+			t.Errorf("demo output lacks %q after the phase before it:\n%s", want, s)
+		}
+		last = i
+	}
+}
+
+// "served by" lists the providers in ladder order, whatever their names.
+func TestDemoTallyListsTheLadderInOrder(t *testing.T) {
+	tally := demoTally{order: []string{"zeta", "alpha", "mid"}}
+	tally.record("mid/m", 0, false)
+	tally.record("alpha/a", 0, false)
+	tally.record("zeta/z", 0, false)
+	tally.record("zeta/z", 0, true)
+	if got := tally.line(); !strings.Contains(got, "served by: zeta 1, alpha 1, mid 1;") || !strings.Contains(got, "errors seen by clients 1") {
+		t.Errorf("tally %q; want zeta, alpha, mid in ladder order", got)
+	}
+}
+
 func TestMockServesAScenarioAndStops(t *testing.T) {
 	var out bytes.Buffer
 	bad := write(t, "name: x\nfaults:\n  - {kind: error_storm, status: 418}\n")

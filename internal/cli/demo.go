@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,7 +162,10 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	fmt.Fprintf(out, "  metrics    %s/metrics\n", base)
 	fmt.Fprintf(out, "  Ctrl-C to stop.\n\n")
 
-	var tally demoTally
+	tally := demoTally{}
+	for _, p := range provs {
+		tally.order = append(tally.order, p.name)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { scriptOutages(ctx, o.cycle, provs, say) })
 	wg.Go(func() { trickle(ctx, base, o.rate, provs, &tally) })
@@ -186,28 +188,66 @@ loop:
 }
 
 // scriptOutages applies the outage cycle to the simulators, again at the
-// start of every cycle, until ctx ends.
+// start of every cycle, and says what happens at each phase, until ctx
+// ends.
 func scriptOutages(ctx context.Context, cycle time.Duration, provs []*demoProvider, say func(string, ...any)) {
 	faults := outage(cycle)
-	t := time.NewTicker(cycle)
-	defer t.Stop()
 	for n := 1; ; n++ {
+		start := time.Now()
 		for _, p := range provs {
 			if err := p.srv.SetFaults(faults[p.name]); err != nil {
 				say("demo: setting faults on %s: %v", p.name, err)
 			}
 		}
-		say("outage cycle %d begins", n)
-		select {
-		case <-ctx.Done():
+		say("outage cycle %d begins: every provider healthy, the primary serves", n)
+		for _, ph := range demoPhases(cycle) {
+			if !sleepCtx(ctx, time.Until(start.Add(ph.at))) {
+				return
+			}
+			say("%s", ph.say)
+		}
+		if !sleepCtx(ctx, time.Until(start.Add(cycle))) {
 			return
-		case <-t.C:
 		}
 	}
 }
 
-// demoTally counts what the demo's client saw.
+// demoPhase is a moment of the outage cycle and what to say of it.
+type demoPhase struct {
+	at  time.Duration
+	say string
+}
+
+// demoPhases narrates outage(cycle), in order.
+func demoPhases(cycle time.Duration) []demoPhase {
+	at := func(f float64) time.Duration { return time.Duration(f * float64(cycle)) }
+	return []demoPhase{
+		{at(0.25), "phase: primary down: 503 to every call. Its breaker opens, and the secondary serves."},
+		{at(0.40), "phase: secondary throttled: 429 to half its calls, Retry-After 5s. Fusebox rests its key (its breaker stays closed) and the cheap target takes the rest."},
+		{at(0.55), "phase: primary recovers. Its breaker closes once a probe succeeds, and it serves again."},
+		{at(0.65), "phase: secondary's throttle over: every provider healthy."},
+	}
+}
+
+// sleepCtx sleeps for d, reporting false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// demoTally counts what the demo's client saw; order is the ladder's
+// providers, the order "served by" lists them in.
 type demoTally struct {
+	order            []string
 	requests, errors atomic.Int64
 	mu               sync.Mutex
 	served           map[string]int
@@ -232,14 +272,13 @@ func (t *demoTally) record(target string, cost float64, failed bool) {
 func (t *demoTally) line() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var names []string
-	for n := range t.served {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var served []string
-	for _, n := range names {
-		served = append(served, fmt.Sprintf("%s %d", strings.SplitN(n, "/", 2)[0], t.served[n]))
+	for _, name := range t.order {
+		for target, n := range t.served {
+			if strings.SplitN(target, "/", 2)[0] == name {
+				served = append(served, fmt.Sprintf("%s %d", name, n))
+			}
+		}
 	}
 	return fmt.Sprintf("requests %d, errors seen by clients %d, served by: %s; cost $%.4f",
 		t.requests.Load(), t.errors.Load(), strings.Join(served, ", "), t.cost)
