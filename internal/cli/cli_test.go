@@ -123,7 +123,7 @@ func TestDemoNarratesEachPhase(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	s, last := out.String(), -1
-	for _, want := range []string{"outage cycle 1 begins", "phase: primary down", "phase: secondary throttled", "phase: primary back", "phase: secondary's throttle over"} {
+	for _, want := range []string{"outage cycle 1 begins", "phase: primary down", "phase: secondary throttled", "phase: primary recovers", "phase: secondary's throttle over"} {
 		i := strings.Index(s, want)
 		if i < 0 || i < last {
 			t.Errorf("demo output lacks %q after the phase before it:\n%s", want, s)
