@@ -3,6 +3,8 @@ package gateway
 import (
 	"fmt"
 
+	"github.com/fuseboxhq/fusebox/breaker"
+
 	anthropicsdk "github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"io"
@@ -388,5 +390,51 @@ func TestMessagesNonJSONSuccessFailsOver(t *testing.T) {
 	})
 	if err != nil || len(msg.Content) == 0 || msg.Content[0].Text != "hello from openai" || claude.calls() != 1 {
 		t.Fatalf("message %+v, %v (claude called %d)", msg, err, claude.calls())
+	}
+}
+
+// A ladder Anthropic → OpenAI serves what Anthropic cannot (n: 2, a JSON
+// response_format, log probabilities) from OpenAI, sending Anthropic
+// nothing and counting nothing against it; an alias with only Anthropic
+// answers 400 naming the field.
+func TestFieldsAnAnthropicTargetCannotServeGoToTheNext(t *testing.T) {
+	claude := newUpstream(t, anthropicOK("hello from claude"))
+	oai := newUpstream(t, chatOK("openai"))
+	cfg := fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1") + `
+  - name: claude-only
+    targets: [{provider: claude, model: claude-opus-4-7}]
+`
+	srv, gw := start(t, Options{}, cfg)
+	for _, extra := range []string{`"n":2`, `"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object"}}}`, `"logprobs":true`} {
+		body := `{"model":"smart","messages":[{"role":"user","content":"hi"}],` + extra + `}`
+		resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Fusebox-Target") != "openai/gpt-4.1" ||
+			!strings.Contains(resp.Header.Get("X-Fusebox-Tried"), "claude/claude-opus-4-7: cannot serve") || resp.Header.Get("X-Fusebox-Attempts") != "1" {
+			t.Errorf("%s: %d from %q (tried %q, attempts %s): %s", extra, resp.StatusCode, resp.Header.Get("X-Fusebox-Target"),
+				resp.Header.Get("X-Fusebox-Tried"), resp.Header.Get("X-Fusebox-Attempts"), b)
+		}
+	}
+	if claude.calls() != 0 {
+		t.Errorf("Anthropic was sent %d requests it cannot serve", claude.calls())
+	}
+	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"claude-only","n":2,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"n"`) || !strings.Contains(string(b), `"type":"invalid_request_error"`) {
+		t.Errorf("no target can serve n: 2: %d %s; want a 400 naming n", resp.StatusCode, b)
+	}
+	for _, tg := range srv.state().router.Targets() {
+		if s := tg.Breaker().Snapshot(); s.State != breaker.StateClosed || s.ConsecutiveFailures != 0 {
+			t.Errorf("%s: %v with %d failures after requests it could not serve", tg.Name, s.State, s.ConsecutiveFailures)
+		}
 	}
 }

@@ -591,6 +591,10 @@ func (x *exchange) tried() string {
 // out, or the client left.
 func (x *exchange) fail(err error) {
 	var nt *router.NoTargetError
+	if errors.As(err, &nt) && nt.Unservable != nil {
+		x.unservable(nt)
+		return
+	}
 	if (errors.As(err, &nt) || errors.Is(err, context.DeadlineExceeded)) && x.r.Context().Err() == nil && x.rescue() {
 		return
 	}
@@ -611,6 +615,16 @@ func (x *exchange) fail(err error) {
 	default:
 		x.error(http.StatusBadGateway, "upstream_error", "", "", err.Error())
 	}
+}
+
+// unservable answers a request that no target of the alias can serve as
+// it is (a field none of them has): the client's to change, a 400 naming
+// the field and each target's reason.
+func (x *exchange) unservable(nt *router.NoTargetError) {
+	u := nt.Unservable
+	x.w.Header().Set("X-Fusebox-Tried", x.tried())
+	x.error(http.StatusBadRequest, "invalid_request_error", u.Code, u.Param,
+		"No target of model `"+nt.Alias+"` can serve this request: "+u.Message+" (tried "+describeSkips(nt.Skips)+").")
 }
 
 func describeSkips(skips []router.Skip) string {

@@ -51,6 +51,8 @@ type Attempt struct {
 	cut     atomic.Pointer[aierr.Verdict]
 	// firstAt is when the first content came (stopwatch ns), 0 before.
 	firstAt atomic.Int64
+	// unservable is the target's refusal of the request: nothing was sent.
+	unservable *Unservable
 }
 
 // Cut returns the verdict of the watchdog that cut the attempt, or nil.
@@ -183,6 +185,11 @@ func (a *Attempt) finish(v aierr.Verdict) bool {
 func (a *Attempt) report(v aierr.Verdict) {
 	w, t := a.w, a.Target
 	t.inFlight.Add(-1)
+	if a.unservable != nil {
+		a.permit.Ignore() // nothing was sent: nothing to learn of the target
+		a.tokens.Cancel()
+		return
+	}
 	now := w.r.now()
 	switch v.Breaker() {
 	case aierr.BreakerSuccess:

@@ -22,6 +22,11 @@ type NoTargetError struct {
 	// RetryAfter is the soonest a skipped target may take a request again
 	// (a breaker's next probe, a key's return); 0 if not known.
 	RetryAfter time.Duration
+	// Unservable, when every target was passed over because it cannot
+	// serve the request's fields (none was sent it or skipped for another
+	// reason), is the first target's refusal: the request, not the
+	// targets' health, is the problem.
+	Unservable *Unservable
 }
 
 func (e *NoTargetError) Error() string {

@@ -11,6 +11,21 @@ type Upstream interface {
 	Send(ctx context.Context, c *Call) (*http.Response, error)
 }
 
+// Unservable is what an Upstream's Send returns, with no response, for a
+// request its target cannot serve faithfully: a field it has no
+// equivalent for (n > 1, a response_format, log probabilities to an
+// Anthropic target). Nothing was sent. The walk skips the target, counting
+// nothing against it, and goes on; when no target could serve the
+// request, NoTargetError.Unservable is the first such refusal, for an
+// answer that names Param.
+type Unservable struct {
+	// Param is the JSON path of the field, e.g. "n" or
+	// "messages[2].content[0].type"; Code a machine-readable reason.
+	Param, Code, Message string
+}
+
+func (e *Unservable) Error() string { return e.Message }
+
 // Call is one attempt as an Upstream sees it.
 type Call struct {
 	// Path is the operation, relative to the provider's API root:

@@ -65,8 +65,12 @@ type Walk struct {
 	// Attempts counts upstream attempts made.
 	Attempts int
 	// Skips lists every target passed over or failed, in order.
-	Skips    []Skip
-	soonest  int64 // ns on the router's stopwatch, 0: unknown
+	Skips   []Skip
+	soonest int64 // ns on the router's stopwatch, 0: unknown
+	// refused is the first target's refusal of the request's fields, and
+	// refusals how many targets refused them.
+	refused  *Unservable
+	refusals int
 	idemBase string
 	idemGen  int
 	pending  *Attempt
@@ -168,8 +172,23 @@ func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 	return nil, w.noTarget()
 }
 
+// unservable passes over a target that refused the request's fields: it
+// was not an attempt, and the next target may serve them.
+func (w *Walk) unservable(t *Target, u *Unservable) {
+	w.Attempts--
+	w.n--
+	w.refusals++
+	if w.refused == nil {
+		w.refused = u
+	}
+	w.skip(t, "cannot serve "+u.Param, 0)
+}
+
 func (w *Walk) noTarget() *NoTargetError {
 	e := &NoTargetError{Alias: w.alias.Name, Skips: w.Skips}
+	if w.refused != nil && w.refusals == len(w.Skips) {
+		e.Unservable = w.refused
+	}
 	if w.soonest > 0 {
 		e.RetryAfter = max(time.Duration(w.soonest-w.r.now()), 0)
 	} else {
@@ -317,6 +336,13 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	}
 	a.watch.start(ttfb, idle, total, suspect)
 	resp, err := t.prov.up.Send(a.ctx, call)
+	if u := (*Unservable)(nil); errors.As(err, &u) {
+		a.unservable = u
+		a.Verdict = aierr.Verdict{Kind: aierr.ClientError, Code: u.Code, Message: u.Message}
+		a.finish(a.Verdict)
+		a.cancel(nil)
+		return err
+	}
 	if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		a.Resp = resp
 		if err = w.ready(a); err == nil {
@@ -451,6 +477,10 @@ func (w *Walk) call(t *Target, k *Key) *Call {
 
 // after decides, from a failed attempt's verdict, where the walk goes next.
 func (w *Walk) after(a *Attempt) {
+	if u := a.unservable; u != nil {
+		w.unservable(a.Target, u)
+		return
+	}
 	v := a.Verdict
 	t := a.Target
 	last := w.i == len(w.order)-1

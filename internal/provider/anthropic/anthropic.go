@@ -131,23 +131,25 @@ func New(c Config) (*Upstream, error) {
 //     data: [DONE] (an in-stream error ends it without [DONE]);
 //   - any other answer is returned unchanged (status, headers including
 //     anthropic-ratelimit-* and retry-after, body) for aierr to classify;
-//   - a request that cannot be translated faithfully gets a 400 answer
-//     with an OpenAI error body naming the field, and nothing is sent;
+//   - a request that cannot be translated faithfully is refused with a
+//     *router.Unservable naming the field, and nothing is sent: the walk
+//     passes to the next target, and answers 400 only when none can serve;
 //   - the "/embeddings" path (Anthropic has no embeddings API) and any
-//     other path get a 400 answer with code "unsupported_operation".
+//     other path are refused the same way, code "unsupported_operation".
 //
-// The error is non-nil only when nothing could be sent or received.
+// The error is non-nil when nothing could be sent or received.
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
 	if c.Native != nil {
 		return u.sendNative(ctx, c)
 	}
 	if c.Path != "/chat/completions" {
-		return errorResponse(nil, http.StatusBadRequest, "invalid_request_error", CodeUnsupportedOperation, "",
-			"anthropic: Anthropic has no "+c.Path+" endpoint; route this model to an OpenAI-compatible target"), nil
+		return nil, &router.Unservable{Param: "model", Code: CodeUnsupportedOperation,
+			Message: "anthropic: Anthropic has no " + c.Path + " endpoint; route this model to an OpenAI-compatible target"}
 	}
 	tr, err := translateRequest(c.Body, u.defaultMaxTokens)
 	if err != nil {
-		return requestErrorResponse(err.(*RequestError)), nil
+		e := err.(*RequestError)
+		return nil, &router.Unservable{Param: e.Field, Code: e.Code, Message: e.Error()}
 	}
 	stream := tr.stream || c.Stream
 	if stream && !tr.stream {

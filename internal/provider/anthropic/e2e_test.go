@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,14 @@ func gatewayHandler(t *testing.T, u router.Upstream) http.HandlerFunc {
 			Path: strings.TrimPrefix(r.URL.Path, "/v1"), Model: "claude-sonnet-4-5", Key: "sk-ant",
 			Body: body, Stream: head.Stream,
 		})
+		var un *router.Unservable
+		if errors.As(err, &un) { // as the gateway answers when no target can serve
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+				"message": un.Message, "type": "invalid_request_error", "param": un.Param, "code": un.Code}})
+			return
+		}
 		if err != nil {
 			t.Errorf("Send: %v", err)
 			w.WriteHeader(http.StatusBadGateway)
