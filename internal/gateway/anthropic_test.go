@@ -438,3 +438,47 @@ func TestFieldsAnAnthropicTargetCannotServeGoToTheNext(t *testing.T) {
 		}
 	}
 }
+
+// A client's beta flags and API version reach the provider that reads
+// them (anthropic-* to Anthropic, OpenAI-Beta to OpenAI), joined with the
+// configured flags; its own credentials never do.
+func TestClientBetaHeadersReachTheUpstream(t *testing.T) {
+	claude := newUpstream(t, anthropicOK("hello from claude"))
+	oai := newUpstream(t, chatOK("openai"))
+	cfg := strings.Replace(fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"),
+		"claude: {type: anthropic,", "claude: {type: anthropic, headers: {anthropic-beta: prompt-caching-2024-07-31},", 1) + `
+  - name: gpt
+    targets: [{provider: openai, model: gpt-4.1}]
+`
+	_, gw := start(t, Options{}, cfg)
+	client := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("client-secret"), aoption.WithMaxRetries(0),
+		aoption.WithHeader("anthropic-beta", "context-1m-2025-08-07"), aoption.WithHeader("anthropic-version", "2023-06-01"))
+	if _, err := client.Messages.New(t.Context(), anthropicsdk.MessageNewParams{Model: "smart", MaxTokens: 50,
+		Messages: []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("hi"))}}); err != nil {
+		t.Fatal(err)
+	}
+	h := claude.header(0)
+	if got := h.Get("Anthropic-Beta"); got != "prompt-caching-2024-07-31,context-1m-2025-08-07" {
+		t.Errorf("anthropic-beta upstream %q; want the configured flag and the client's", got)
+	}
+	if got := h.Get("Anthropic-Version"); got != "2023-06-01" {
+		t.Errorf("anthropic-version upstream %q; want the client's", got)
+	}
+	if got := h.Get("X-Api-Key"); got != "ak1" {
+		t.Errorf("x-api-key upstream %q; want the provider's key, never the client's", got)
+	}
+	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("OpenAI-Beta", "assistants=v2")
+	req.Header.Set("Anthropic-Beta", "not-for-openai")
+	req.Header.Set("Authorization", "Bearer client-secret")
+	req.Header.Set("Cookie", "session=client")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h = oai.header(0)
+	if h.Get("Openai-Beta") != "assistants=v2" || h.Get("Anthropic-Beta") != "" || h.Get("Authorization") != "Bearer ok1" || h.Get("Cookie") != "" {
+		t.Errorf("OpenAI upstream headers %v; want OpenAI-Beta passed, the provider's key, no cookie or anthropic flag", h)
+	}
+}

@@ -41,6 +41,9 @@ type Call struct {
 	Stream bool
 	// IdempotencyKey, if set, is sent as the Idempotency-Key header.
 	IdempotencyKey string
+	// Header are the client's headers to pass on (Request.Header); the
+	// Upstream sends those its provider understands, under its own.
+	Header http.Header
 	// Native, when set, is the client's own Anthropic Messages body (with
 	// the target's model), for an Upstream that speaks Messages: it sends
 	// it as it is and answers in Anthropic's format.

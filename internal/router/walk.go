@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -50,6 +51,10 @@ type Request struct {
 	// as 1.
 	Flow   string
 	Weight float64
+	// Header are the client's headers to pass to the upstream (already
+	// chosen: never its credentials); each adapter sends what its provider
+	// understands.
+	Header http.Header
 }
 
 // Walk is one request's way down an alias's ladder. It is not safe for
@@ -471,7 +476,7 @@ func (w *Walk) call(t *Target, k *Key) *Call {
 	body = f.WithModel(body, t.Model)
 	return &Call{
 		Path: w.req.Path, Model: t.Model, Key: k.secret, Body: body, Stream: w.req.Stream,
-		IdempotencyKey: w.idemBase + "-" + strconv.Itoa(w.idemGen),
+		IdempotencyKey: w.idemBase + "-" + strconv.Itoa(w.idemGen), Header: w.req.Header,
 	}
 }
 

@@ -175,6 +175,11 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 }
 
 func (u *Upstream) setHeaders(h http.Header, c *router.Call, stream bool) {
+	for k, v := range c.Header {
+		if !strings.HasPrefix(k, "Openai-") { // for OpenAI-compatible targets only
+			h[k] = v
+		}
+	}
 	for k, v := range u.header {
 		h[k] = v
 	}
@@ -184,9 +189,23 @@ func (u *Upstream) setHeaders(h http.Header, c *router.Call, stream bool) {
 	} else {
 		h.Set("Accept", "application/json")
 	}
+	// The client's anthropic-version is the API it was written for; its
+	// anthropic-beta flags join the configured ones.
 	h.Set("Anthropic-Version", u.version)
-	if u.beta != "" {
-		h.Set("Anthropic-Beta", u.beta)
+	if v := c.Header.Get("Anthropic-Version"); v != "" {
+		h.Set("Anthropic-Version", v)
+	}
+	client, configured := c.Header.Values("Anthropic-Beta"), u.header.Values("Anthropic-Beta")
+	switch {
+	case len(client) == 0 && len(configured) == 0:
+		if u.beta != "" {
+			h.Set("Anthropic-Beta", u.beta)
+		}
+	default:
+		h.Del("Anthropic-Beta")
+		if beta := joinBeta(append([]string{u.beta}, configured...), client); beta != "" {
+			h.Set("Anthropic-Beta", beta)
+		}
 	}
 	if c.Key != "" {
 		h.Set("X-Api-Key", c.Key)
@@ -194,6 +213,22 @@ func (u *Upstream) setHeaders(h http.Header, c *router.Call, stream bool) {
 	if c.IdempotencyKey != "" {
 		h.Set("Idempotency-Key", c.IdempotencyKey)
 	}
+}
+
+// joinBeta returns the configured anthropic-beta flags and the client's,
+// each once, configured first.
+func joinBeta(configured, client []string) string {
+	var flags []string
+	seen := map[string]bool{}
+	for _, list := range append(configured, client...) {
+		for f := range strings.SplitSeq(list, ",") {
+			if f = strings.TrimSpace(f); f != "" && !seen[f] {
+				seen[f] = true
+				flags = append(flags, f)
+			}
+		}
+	}
+	return strings.Join(flags, ",")
 }
 
 // forceStream sets "stream": true in a translated body that lacks it; the

@@ -67,6 +67,11 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 		return nil, err
 	}
 	h := req.Header
+	for k, v := range c.Header {
+		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
+			h[k] = v
+		}
+	}
 	for k, v := range u.header {
 		h[k] = v
 	}
