@@ -42,7 +42,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if d.nodes++; d.nodes > maxNodes {
 		if d.nodes == maxNodes+1 {
-			d.r.at(n.Line, path, "too many values (over 100000, counting YAML aliases expanded)")
+			d.r.broke(n.Line, path, "too many values (over 100000, counting YAML aliases expanded)")
 		}
 		return
 	}
@@ -98,27 +98,29 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// describe names the kind of a node for "want …, got …" messages.
-func describe(n *yaml.Node) string {
+// describe names a node for "want …, got …" messages, where a value of
+// type t (nil: unknown) was wanted; see showValue for what it shows of a
+// scalar.
+func (d *decoder) describe(n *yaml.Node, t reflect.Type) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
 	}
-	return strconv.Quote(n.Value)
+	return showValue(restore(n.Value, d.refs), t)
 }
 
 // scalar returns n's value with environment variables expanded, or reports
 // why it cannot. want names the expected type in the message.
 func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
-		d.r.at(n.Line, path, "want "+want+", got "+describe(n))
+		d.r.broke(n.Line, path, "want "+want+", got "+d.describe(n, nil))
 		return "", false
 	}
 	s, msg := expand(restore(n.Value, d.refs), d.env)
 	if msg != "" {
-		d.r.at(n.Line, path, msg)
+		d.r.broke(n.Line, path, msg)
 		return "", false
 	}
 	return s, true
@@ -131,7 +133,7 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	}
 	dur, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		d.r.at(n.Line, path, "bad duration "+strconv.Quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h)")
+		d.r.broke(n.Line, path, "bad duration "+quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h)")
 		return
 	}
 	v.SetInt(int64(dur))
@@ -170,7 +172,7 @@ func (d *decoder) wordOr(n *yaml.Node, st reflect.Value, f reflect.StructField, 
 	case quantile != "" && strings.HasPrefix(word, "p"):
 		q, ok := parsePercentile(word)
 		if !ok {
-			d.r.at(n.Line, path, "bad percentile "+strconv.Quote(s)+" (want p50 to p99.9, at most one decimal: p90, p95, p99.9)")
+			d.r.broke(n.Line, path, "bad percentile "+quote(s)+" (want p50 to p99.9, at most one decimal: p90, p95, p99.9)")
 			return true
 		}
 		st.FieldByName(quantile).SetFloat(q)
@@ -180,9 +182,9 @@ func (d *decoder) wordOr(n *yaml.Node, st reflect.Value, f reflect.StructField, 
 		case err == nil:
 			st.FieldByIndex(f.Index).SetInt(int64(dur))
 		case quantile != "":
-			d.r.at(n.Line, path, "bad value "+strconv.Quote(s)+" (want a duration such as 800ms, or a percentile such as p95)")
+			d.r.broke(n.Line, path, "bad value "+quote(s)+" (want a duration such as 800ms, or a percentile such as p95)")
 		default:
-			d.r.at(n.Line, path, "bad duration "+strconv.Quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)")
+			d.r.broke(n.Line, path, "bad duration "+quote(s)+" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)")
 		}
 	}
 	return true
@@ -220,7 +222,7 @@ func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string) {
 	case "false", "no", "off":
 		v.SetBool(false)
 	default:
-		d.r.at(n.Line, path, "want true or false, got "+strconv.Quote(s))
+		d.r.broke(n.Line, path, "want true or false, got "+quote(s))
 	}
 }
 
@@ -231,7 +233,7 @@ func (d *decoder) kind(n *yaml.Node, v reflect.Value, path string) {
 	}
 	k, err := aierr.ParseKind(s)
 	if err != nil {
-		d.r.at(n.Line, path, "unknown kind "+strconv.Quote(s)+" (known: "+kindNames()+")")
+		d.r.broke(n.Line, path, "unknown kind "+quote(s)+" (known: "+kindNames()+")")
 		return
 	}
 	v.SetUint(uint64(k))
@@ -257,7 +259,7 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string) {
 	}
 	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 0)
 	if err != nil {
-		d.r.at(n.Line, path, "want a whole number, got "+strconv.Quote(s))
+		d.r.broke(n.Line, path, "want a whole number, got "+quote(s))
 		return
 	}
 	v.SetInt(i)
@@ -270,7 +272,7 @@ func (d *decoder) float(n *yaml.Node, v reflect.Value, path string) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		d.r.at(n.Line, path, "want a number, got "+strconv.Quote(s))
+		d.r.broke(n.Line, path, "want a number, got "+quote(s))
 		return
 	}
 	v.SetFloat(f)
@@ -278,7 +280,7 @@ func (d *decoder) float(n *yaml.Node, v reflect.Value, path string) {
 
 func (d *decoder) slice(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.SequenceNode {
-		d.r.at(n.Line, path, "want a list, got "+describe(n))
+		d.r.broke(n.Line, path, "want a list, got "+d.describe(n, v.Type())+listHint(n, v.Type(), path))
 		return
 	}
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -291,7 +293,7 @@ func (d *decoder) slice(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
-	pairs, ok := d.pairs(n, path)
+	pairs, ok := d.pairs(n, path, v.Type())
 	if !ok {
 		return
 	}
@@ -300,12 +302,18 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	for _, kv := range pairs {
 		name := restore(kv.key.Value, d.refs)
 		p := path + "." + name
+		if isSecretType(t.Elem()) && !validHeaderName(name) {
+			// A map of secrets is headers: a key that is no header name
+			// may well hold the value ("Authorization: Bearer …").
+			d.r.broke(kv.key.Line, path+"."+notShown, "bad header name (not shown, as it may hold a secret); write headers: {Name: value}, one name per header")
+			continue
+		}
 		d.r.lines[p] = kv.key.Line
 		key := reflect.New(t.Key()).Elem()
 		if t.Key().Kind() == reflect.Int {
 			i, err := strconv.Atoi(name)
 			if err != nil {
-				d.r.at(kv.key.Line, p, "want a whole number as the key, got "+strconv.Quote(name))
+				d.r.broke(kv.key.Line, p, "want a whole number as the key, got "+quote(name))
 				continue
 			}
 			key.SetInt(int64(i))
@@ -320,20 +328,28 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
-	pairs, ok := d.pairs(n, path)
+	pairs, ok := d.pairs(n, path, v.Type())
 	if !ok {
 		return
 	}
 	fields := fieldsOf(v.Type())
+	var meant []string // the fields that misspelled ones were meant to be
+	set := map[string]bool{}
 	for _, kv := range pairs {
 		name := restore(kv.key.Value, d.refs)
 		p := join(path, name)
 		i, ok := fields[name]
 		if !ok {
-			d.r.at(kv.key.Line, p, unknownField(name, v.Type()))
+			msg, best := unknownField(name, v.Type())
+			d.r.broke(kv.key.Line, p, msg)
+			if best != "" {
+				meant = append(meant, best)
+			}
 			continue
 		}
+		set[name] = true
 		if val := resolve(kv.val); val == nil || isNull(val) {
+			d.r.nulls[p] = kv.key.Line
 			continue // an empty value leaves the field unset, to inherit
 		}
 		d.r.lines[p] = kv.key.Line
@@ -341,14 +357,22 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 			d.decode(kv.val, v.Field(i), p)
 		}
 	}
+	// A misspelled field leaves the one it was meant to be unset: what
+	// follows from that ("target has no model") would only confuse.
+	for _, name := range meant {
+		if !set[name] {
+			d.r.markBroken(join(path, name))
+		}
+	}
 }
 
 // pairs returns the entries of mapping n, merge keys (<<) applied: an entry
 // of the mapping itself beats a merged one, an earlier merged one a later.
 // It reports duplicate keys and non-scalar keys.
-func (d *decoder) pairs(n *yaml.Node, path string) ([]pair, bool) {
+// t is the type the mapping is decoded into, for messages.
+func (d *decoder) pairs(n *yaml.Node, path string, t reflect.Type) ([]pair, bool) {
 	if n.Kind != yaml.MappingNode {
-		d.r.at(n.Line, path, "want a mapping, got "+describe(n))
+		d.r.broke(n.Line, path, "want a mapping, got "+d.describe(n, t))
 		return nil, false
 	}
 	var own, merged []pair
@@ -356,11 +380,11 @@ func (d *decoder) pairs(n *yaml.Node, path string) ([]pair, bool) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.r.at(k.Line, path, "want a plain key, got "+describe(k))
+			d.r.at(k.Line, path, "want a plain key, got "+d.describe(k, nil))
 			continue
 		}
 		if k.Tag == "!!merge" {
-			merged = append(merged, d.merge(val, path)...)
+			merged = append(merged, d.merge(val, path, t)...)
 			continue
 		}
 		name := restore(k.Value, d.refs)
@@ -383,7 +407,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) ([]pair, bool) {
 
 // merge returns the entries a merge key brings in: those of a mapping, or of
 // a list of mappings.
-func (d *decoder) merge(n *yaml.Node, path string) []pair {
+func (d *decoder) merge(n *yaml.Node, path string, t reflect.Type) []pair {
 	n = resolve(n)
 	if n == nil {
 		return nil
@@ -394,12 +418,12 @@ func (d *decoder) merge(n *yaml.Node, path string) []pair {
 	var out []pair
 	switch n.Kind {
 	case yaml.MappingNode:
-		ps, _ := d.pairs(n, path)
+		ps, _ := d.pairs(n, path, t)
 		out = append(out, ps...)
 	case yaml.SequenceNode:
 		for _, item := range n.Content {
 			if item = resolve(item); item != nil && item.Kind == yaml.MappingNode {
-				ps, _ := d.pairs(item, path)
+				ps, _ := d.pairs(item, path, t)
 				out = append(out, ps...)
 			} else if item != nil {
 				d.r.at(item.Line, path, "a merge (<<) list must hold mappings")
@@ -440,8 +464,9 @@ func yamlName(f reflect.StructField) string {
 }
 
 // unknownField says that name is not a field of t, with the closest field
-// name when one is close, or the list of fields otherwise.
-func unknownField(name string, t reflect.Type) string {
+// name when one is close, which it also returns, or the list of fields
+// otherwise.
+func unknownField(name string, t reflect.Type) (msg, best string) {
 	var known []string
 	for i := range t.NumField() {
 		if tag := yamlName(t.Field(i)); tag != "" {
@@ -449,9 +474,22 @@ func unknownField(name string, t reflect.Type) string {
 		}
 	}
 	if best := closest(name, known); best != "" {
-		return "unknown field, did you mean " + strconv.Quote(best) + "?"
+		return "unknown field, did you mean " + strconv.Quote(best) + "?", best
 	}
-	return "unknown field (known: " + strings.Join(known, ", ") + ")"
+	return "unknown field (known: " + strings.Join(known, ", ") + ")", ""
+}
+
+// listHint tells how to write a list, for a scalar n given where the list
+// of strings at path, of type t, was wanted; "" otherwise.
+func listHint(n *yaml.Node, t reflect.Type, path string) string {
+	if n.Kind != yaml.ScalarNode || t.Elem().Kind() != reflect.String {
+		return ""
+	}
+	name := path[strings.LastIndexAny(path, ".]")+1:]
+	if name == "" {
+		return ""
+	}
+	return " (write " + name + ": [a, b], or one \"- item\" per line)"
 }
 
 // closest returns the candidate nearest to s in edit distance, if it is near

@@ -20,7 +20,7 @@
 // # A complete file
 //
 //	listen: 127.0.0.1:8080             # host:port; default 127.0.0.1:8080
-//	state: memory                      # memory (default) | redis://[user:pass@]host:port/db | rediss://… (TLS)
+//	state: redis://127.0.0.1:6379/0    # memory (default) | redis://[user:pass@]host:port/db | rediss://… (TLS)
 //	fleet:                             # with state: redis://…, replicas share breakers, budgets, idempotency keys, rpm/tpm
 //	  prefix: "fusebox:"               # of every key and channel
 //	  timeout: 20ms                    # a Redis call on the request path (reservation, idempotency claim, probe permit)
@@ -34,10 +34,12 @@
 //	    weight: 2                      # fair-queueing share; default 1
 //	    models: [smart, openai/gpt-4.1] # allowed aliases or provider/model; default all
 //	    limits: {rpm: 60, tpm: 100000} # same block as a provider's limits
+//	    budget: {daily: 20, monthly: 300} # USD at the targets' prices; over it, 429
 //	admin_token: "${FUSEBOX_ADMIN_TOKEN:-}" # empty = admin API off
+//	metrics_token: "${FUSEBOX_METRICS_TOKEN:-}" # empty = /metrics open
 //	providers:
 //	  openai:                          # the name targets use; no "/"
-//	    type: openai                   # openai | anthropic; default: the name, if it is one of them
+//	    type: openai                   # openai | anthropic; default: the name, if it is one of them (Gemini: see below)
 //	    base_url: https://api.openai.com/v1 # default per type
 //	    keys: ["${OPENAI_API_KEY}"]    # rotated; none = no auth header
 //	    headers: {OpenAI-Organization: org-123} # extra headers, values secret
@@ -45,9 +47,14 @@
 //	    limits: {rpm: 500, tpm: 200000, max_in_flight: 64, max_wait: 2s} # per key; 0 = none
 //	    auth_rest: 5m                  # a refused key (401, 403, quota) is out this long; default 5m, > 0
 //	    auth_probe: 30s                # check a resting key with GET /models this often; default 0 = off; ≥ 1s
+//	    price: {input: 2, output: 8}   # of provider/model requests; aliases price their targets
 //	    overrides:                     # verdict kinds: outage throttle capacity auth quota client_error canceled success
 //	      status: {429: outage}
 //	      code: {queue_full: outage}
+//	  gemini:                          # no gemini type yet: Gemini's OpenAI-compatible endpoint
+//	    type: openai
+//	    base_url: https://generativelanguage.googleapis.com/v1beta/openai/
+//	    keys: ["${GEMINI_API_KEY}"]
 //	server:                            # against slow or oversized clients; 0 = default
 //	  max_body_bytes: 16777216         # larger bodies get a 413; default 16 MiB
 //	  body_timeout: 60s                # reading a request body; slower gets a 408
@@ -55,6 +62,8 @@
 //	  write_timeout: 30s               # one write to a client; a client that stops reading is dropped
 //	  usage_drain: 5s                  # a budgeted client's answer is read this long after it left, to price it; 0 = cancel at once
 //	  idle_timeout: 120s               # keep-alive connections; restart to change
+//	cache: {max_entries: 10000, max_bytes: 67108864} # the response cache of every alias, together
+//	idempotency: {ttl: 24h, max_records: 10000, max_bytes: 4194304, max_client_bytes: 67108864}
 //	defaults:                          # inherited field by field by every alias
 //	  breaker: {consecutive: 5, open: 5s, open_backoff: 1.5, max_open: 8s} # built-in open values shown
 //	  retry: {attempts: 3, base: 100ms, max: 10s, same_target_wait: 2s}
@@ -65,6 +74,8 @@
 //	    failover_on: [context_length, content_filter] # client errors that may go to the next target
 //	    hedge: {after: 800ms, max: 1, budget: 0.1} # or after: p95; also ask the next target when slow; off unless set
 //	    continue_on_failure: false     # continue a broken stream on the next target; default false
+//	    cache: {ttl: 10m, stale_for: 1h, scope: client, store: redis} # exact-match answers; store redis needs state redis://…
+//	    degraded: {status: 503, message: "busy, try again", content: ""} # when nothing can answer
 //	    targets:                       # at least one, best first
 //	      - provider: openai           # a key of providers
 //	        model: gpt-4.1             # the provider's model name
@@ -73,7 +84,8 @@
 //	        keys: ["${OPENAI_KEY_2}"]  # instead of the provider's keys; default: the provider's
 //	      - {provider: openai, model: gpt-4.1-mini} # hedge and continue_on_failure need a next target
 //	    breaker:                       # see Breaker; every rule off when 0
-//	      window: 10s                  # time window (or window_calls: 100 for a count window)
+//	      window: 10s                  # a time window
+//	      window_calls: 0              # or a count window, the last N calls, instead
 //	      buckets: 10
 //	      min_calls: 20                # before rates count
 //	      failure_threshold: 10        # failures in the window
@@ -141,10 +153,27 @@
 // "did you mean" for a likely typo), values of the wrong type, bad
 // durations, negative numbers, rates outside (0, 1], duplicate aliases,
 // clients and mapping keys, unknown providers and provider types, targets
-// without a provider or model, aliases without targets, unknown strategies,
-// bad URLs, listen addresses and state URLs, and whatever the breaker,
-// retry and limit constructors refuse. A value that fails to decode gets one
-// error, not a second one for being missing.
+// without a provider or model, aliases without targets, a file without
+// providers or without aliases, unknown strategies, bad URLs, listen
+// addresses and state URLs, and whatever the breaker, retry and limit
+// constructors refuse. A value that fails to decode gets one error, not a
+// second one for being missing, nor any for what it holds; a misspelled
+// field gets one error, naming the field it was likely meant to be, and
+// none that only follows from that one being unset (modle: in a target
+// is not also "target has no model").
+//
+// A YAML syntax error is reported at its line and column, as
+// file:line:column. The YAML parser stops at the first one, so a file that
+// does not parse gets that one error; its values are checked once it
+// parses.
+//
+// No error shows a secret: a value meant for a key, a token or a header
+// shows as "a secret", or as the ${VAR} it was written as; a name or value
+// that looks like a key pasted in the wrong place is not shown either.
+//
+// Google's Gemini has no provider type of its own yet: a provider of type
+// openai with base_url https://generativelanguage.googleapis.com/v1beta/openai/
+// reaches it through Gemini's OpenAI-compatible endpoint.
 //
 // # Secrets
 //

@@ -130,7 +130,7 @@ func expand(s string, env Env) (string, string) {
 func lookupRef(ref string, env Env) (string, string) {
 	name, def, hasDef := strings.Cut(ref, ":-")
 	if !validName(name) {
-		return "", "bad variable reference ${" + ref + "} (want ${VAR} or ${VAR:-default})"
+		return "", "bad variable reference " + showRef(name, hasDef && def != "") + " (want ${VAR} or ${VAR:-default})"
 	}
 	v, ok := env(name)
 	switch {
@@ -140,6 +140,18 @@ func lookupRef(ref string, env Env) (string, string) {
 		return "", "environment variable " + name + " is not set (use ${" + name + ":-default} to give a default)"
 	}
 	return v, ""
+}
+
+// showRef writes a bad reference for a message: its default, which may be
+// a secret, elided, and the name hidden if it looks like a secret.
+func showRef(name string, hasDef bool) string {
+	if looksSecret(name) {
+		name = notShown
+	}
+	if hasDef {
+		return "${" + name + ":-…}"
+	}
+	return "${" + name + "}"
 }
 
 // validName reports whether s is a valid variable name.

@@ -75,6 +75,7 @@ func TestEnvUnsetReportsEachLine(t *testing.T) {
 		"  anthropic:",
 		"    keys:",
 		"      - ${B}",
+		oneAlias,
 	))
 	want := []string{
 		"f.yaml:2: providers.openai.keys[0]: environment variable A is not set (use ${A:-default} to give a default)",

@@ -13,20 +13,29 @@ type Error struct {
 	File string
 	// Line is the 1-based line of the offending value; 0 when unknown.
 	Line int
+	// Column is the 1-based column, in characters, where the YAML parser
+	// stopped; set for syntax errors only, 0 otherwise.
+	Column int
 	// Field is the path of the field, e.g. models[0].targets[1].provider;
-	// empty for errors about the file as a whole.
+	// empty for errors about the file as a whole. A name in the path that
+	// looks like a secret is replaced by <not shown>.
 	Field string
-	// Msg says what is wrong.
+	// Msg says what is wrong. It never holds the value of a secret.
 	Msg string
 }
 
-// Error formats e as "file:line: field: msg", leaving out what is unknown.
+// Error formats e as "file:line:column: field: msg", leaving out what is
+// unknown.
 func (e Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(e.Line))
+		if e.Column > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(e.Column))
+		}
 	}
 	if b.Len() > 0 {
 		b.WriteString(": ")
@@ -56,34 +65,105 @@ func (es Errors) Error() string {
 type report struct {
 	file  string
 	lines lines
+	// nulls holds the lines of fields written with no value ("models:"),
+	// which are not set, for the line of a "required" error.
+	nulls lines
 	errs  Errors
+	// erred holds the fields of errs.
+	erred map[string]bool
+	// broken holds the fields whose value did not decode, and the fields
+	// that a misspelled field was meant to be: nothing more is said about
+	// them or what they hold, which would only follow from the first error.
+	broken map[string]bool
+	// within holds the fields that enclose a broken one.
+	within map[string]bool
+}
+
+// newReport returns an empty report for the file name.
+func newReport(name string) *report {
+	return &report{file: name, lines: lines{}, nulls: lines{},
+		erred: map[string]bool{}, broken: map[string]bool{}, within: map[string]bool{}}
 }
 
 // at records an error at a line.
 func (r *report) at(line int, field, msg string) {
-	r.errs = append(r.errs, Error{File: r.file, Line: line, Field: field, Msg: msg})
+	e := Error{File: r.file, Line: line, Field: hideNames(field), Msg: msg}
+	r.errs = append(r.errs, e)
+	r.erred[e.Field] = true
+}
+
+// broke records an error at a line about a value that did not decode, and
+// marks field broken.
+func (r *report) broke(line int, field, msg string) {
+	r.at(line, field, msg)
+	r.markBroken(field)
+}
+
+// markBroken marks field broken, and its enclosing fields as holding a
+// broken one.
+func (r *report) markBroken(field string) {
+	r.broken[field] = true
+	for f := field; ; {
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			return
+		}
+		f = f[:i]
+		r.within[f] = true
+	}
 }
 
 // field records an error about field, at the line where it (or its nearest
 // enclosing field) was set.
 // A field that already has an error gets no second one: a value that did not
 // decode is left zero, and "must be set" would only repeat the first error.
+// Neither does a field inside a value that did not decode, nor a field that
+// a misspelled one was meant to be.
 func (r *report) field(field, msg string) {
 	if r.failed(field) {
 		return
 	}
-	r.at(r.lines.of(field), field, msg)
+	r.at(r.lineOf(field), field, msg)
 }
 
 // failed reports whether field already has an error, such as a value that
-// did not decode.
+// did not decode, or is in or is a broken field.
 func (r *report) failed(field string) bool {
-	for _, e := range r.errs {
-		if e.Field == field {
+	if r.erred[hideNames(field)] {
+		return true
+	}
+	if r.broken[""] {
+		return true // the file is not a mapping at all
+	}
+	for f := field; ; {
+		if r.broken[f] {
 			return true
 		}
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			return false
+		}
+		f = f[:i]
 	}
-	return false
+}
+
+// brokenWithin reports whether path or a field under it is broken: the
+// rules that relate the fields of a block are then not checked, as they
+// would be checked against values the file did not mean.
+func (r *report) brokenWithin(path string) bool {
+	return r.within[path] || r.failed(path)
+}
+
+// lineOf returns the line of field: where it was set, or written empty, or
+// else where its nearest enclosing field was set.
+func (r *report) lineOf(field string) int {
+	if n, ok := r.lines[field]; ok {
+		return n
+	}
+	if n, ok := r.nulls[field]; ok {
+		return n
+	}
+	return r.lines.of(field)
 }
 
 // err returns the errors sorted by line (stable, so errors on one line keep

@@ -6,9 +6,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -31,9 +28,9 @@ func Parse(name string, data []byte, env Env) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
-	r := &report{file: name, lines: lines{}}
+	r := newReport(name)
 	data, refs := protect(data)
-	root, ok := parseYAML(r, data)
+	root, ok := parseYAML(r, data, refs)
 	if !ok {
 		return nil, r.err()
 	}
@@ -50,35 +47,33 @@ func Parse(name string, data []byte, env Env) (*Config, error) {
 
 // parseYAML parses data into a node tree, reporting syntax errors and a
 // second document. An empty file is an empty document.
-func parseYAML(r *report, data []byte) (*yaml.Node, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		syntaxError(r, err)
-		return nil, false
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
+func parseYAML(r *report, data []byte, refs []string) (*yaml.Node, bool) {
+	root, next, err := parseDocuments(data)
+	switch {
 	case err != nil:
-		syntaxError(r, err)
+		syntaxError(r, data, refs, err)
 		return nil, false
-	default:
+	case next != nil:
 		r.at(next.Line, "", "a second YAML document (---): the configuration must be one document")
 		return nil, false
 	}
-	return &root, true
+	return root, true
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxError reports an error of the YAML parser at its line.
-func syntaxError(r *report, err error) {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		r.at(n, "", "YAML syntax: "+m[2])
-		return
+// parseDocuments parses the first YAML document of data, and the start of
+// a second one if there is one (nil otherwise).
+func parseDocuments(data []byte) (root, next *yaml.Node, err error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	root = &yaml.Node{}
+	if err := dec.Decode(root); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, err
 	}
-	r.at(0, "", "YAML syntax: "+strings.TrimPrefix(msg, "yaml: "))
+	next = &yaml.Node{}
+	switch err := dec.Decode(next); {
+	case errors.Is(err, io.EOF):
+		return root, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return root, next, nil
 }

@@ -135,7 +135,8 @@ func TestLoadFile(t *testing.T) {
 func TestEmptyAndNullDocuments(t *testing.T) {
 	for _, in := range []string{"", "\n", "# nothing\n", "~\n", "{}\n"} {
 		_, err := Parse("f.yaml", []byte(in), noEnv)
-		if err == nil || err.Error() != "f.yaml: providers: no providers configured (want at least one)" {
+		want := "f.yaml: providers: no providers configured (want at least one)\nf.yaml: models: at least one model alias is required"
+		if err == nil || err.Error() != want {
 			t.Errorf("Parse(%q) err = %v", in, err)
 		}
 	}

@@ -103,13 +103,32 @@ func redactCopy(dst, src reflect.Value) {
 	}
 }
 
-// redactURL hides the password of a URL; other strings pass unchanged.
+// redactURL hides the password of a URL, and the user information of
+// one that does not parse (redis://:p%zz@host is not a URL, but p%zz may
+// be a password); other strings pass unchanged.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	switch {
+	case err != nil:
+		return redactUserinfo(s)
+	case u.User == nil:
 		return s
 	}
 	return u.Redacted()
+}
+
+// redactUserinfo replaces what comes between "://" (or the start) and the
+// last "@" of s by "xxxxx": a password may hold any character.
+func redactUserinfo(s string) string {
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at < start {
+		return s
+	}
+	return s[:start] + "xxxxx" + s[at:]
 }
 
 // String returns the configuration as YAML, defaults filled in, secrets

@@ -32,12 +32,14 @@ type Config struct {
 	// open to whoever can reach the gateway.
 	MetricsToken Secret `yaml:"metrics_token"`
 	// Providers are the upstream hosts, by name; targets refer to them by
-	// that name, and a request for "name/model" goes straight to them.
+	// that name, and a request for "name/model" goes straight to them. At
+	// least one.
 	Providers map[string]Provider `yaml:"providers"`
 	// Defaults are the blocks an alias inherits, field by field, where it
 	// does not set them itself.
 	Defaults Defaults `yaml:"defaults"`
-	// Models are the aliases clients put in a request's "model".
+	// Models are the aliases clients put in a request's "model". At least
+	// one.
 	Models []Model `yaml:"models"`
 	// Cache bounds the response cache shared by every alias that caches.
 	Cache CacheLimits `yaml:"cache"`
@@ -53,7 +55,15 @@ type Config struct {
 	lines lines // where each field was set
 }
 
-// Client is one gateway API key.
+// Client is one gateway API key. For example:
+//
+//	clients:
+//	  - name: web
+//	    key: ${FUSEBOX_KEY_WEB}
+//	    weight: 2
+//	    models: [smart, openai/gpt-4.1-mini]
+//	    limits: {rpm: 600, tpm: 200000}
+//	    budget: {daily: 20, monthly: 300}
 type Client struct {
 	// Name names the client in logs and metrics. Required, unique.
 	Name string `yaml:"name"`
@@ -75,8 +85,15 @@ type Client struct {
 
 // Budget is a spend limit in USD per UTC day and per UTC month. Over it,
 // the client's requests are refused with a 429 until the period resets.
+// Requests are priced at their targets' prices. For example:
+//
+//	budget: {daily: 20, monthly: 300}
 type Budget struct {
-	Daily   float64 `yaml:"daily"`
+	// Daily is the most the client may spend in a UTC day, in USD.
+	// 0: no daily limit.
+	Daily float64 `yaml:"daily"`
+	// Monthly is the most the client may spend in a UTC month, in USD.
+	// 0: no monthly limit.
 	Monthly float64 `yaml:"monthly"`
 }
 
@@ -92,14 +109,36 @@ const (
 	TypeAnthropic ProviderType = "anthropic"
 )
 
-// Provider is one upstream host and how to reach it.
+// providerTypes are the known provider types, in the order messages list
+// them.
+var providerTypes = []ProviderType{TypeAnthropic, TypeOpenAI}
+
+// GeminiOpenAIBaseURL is the root of Google's OpenAI-compatible Gemini API:
+// with no native Gemini provider yet, a provider of type openai with this
+// base_url (and a Gemini API key in keys) reaches Gemini.
+const GeminiOpenAIBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+
+// Provider is one upstream host and how to reach it. For example, a host
+// that speaks OpenAI's API:
+//
+//	providers:
+//	  deepseek:
+//	    type: openai
+//	    base_url: https://api.deepseek.com/v1
+//	    keys: ["${DEEPSEEK_API_KEY}"]
+//	    limits: {rpm: 300, max_in_flight: 16}
+//	    overrides: {status: {429: outage}}
+//
+// There is no gemini type yet: Gemini is reached through its
+// OpenAI-compatible endpoint, with type openai and base_url
+// https://generativelanguage.googleapis.com/v1beta/openai/.
 type Provider struct {
 	// Name is the provider's key in the providers map (filled in by Parse).
 	Name string `yaml:"-"`
 	// Type is the protocol: openai or anthropic. Default: the provider's
 	// name when that is "openai" or "anthropic"; required otherwise.
 	Type ProviderType `yaml:"type"`
-	// BaseURL is the API root. Default per type: openai
+	// BaseURL is the API root. Default: per type, openai
 	// https://api.openai.com/v1, anthropic https://api.anthropic.com.
 	BaseURL string `yaml:"base_url"`
 	// Keys are the API keys, used in rotation; a key the provider refuses
@@ -140,6 +179,9 @@ type Provider struct {
 // The block is inherited field by field: defaults.timeouts, then the
 // provider's, then the alias's (see Target.Timeouts). Connect, TTFB, Idle,
 // Total and SuspectAfter apply per target; Deadline applies per request.
+// For example:
+//
+//	timeouts: {connect: 3s, ttfb: auto, idle: 15s, total: 5m}
 type Timeouts struct {
 	// Connect bounds dialling the provider, TCP and TLS. Default: 5s.
 	Connect time.Duration `yaml:"connect"`
@@ -191,12 +233,18 @@ type Timeouts struct {
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no
-// limit.
+// limit. For example:
+//
+//	limits: {rpm: 500, tpm: 200000, max_in_flight: 32, max_wait: 2s}
 type Limits struct {
-	// RPM is requests per minute. 0: no limit.
+	// RPM is requests per minute. A provider's is paced with at most two
+	// seconds' worth at once, so that no minute sees more than the limit
+	// and a thirtieth (with state: redis://…, across the fleet). 0: no
+	// limit.
 	RPM int `yaml:"rpm"`
 	// TPM is tokens per minute, estimated from the request and corrected
-	// from the answer's usage. 0: no limit.
+	// from the answer's usage. A provider's is paced with at most ten
+	// seconds' worth at once (one larger request goes alone). 0: no limit.
 	TPM int `yaml:"tpm"`
 	// MaxInFlight is how many calls may run at once. 0: no limit.
 	MaxInFlight int `yaml:"max_in_flight"`
@@ -208,6 +256,11 @@ type Limits struct {
 
 // Overrides remap the verdict on a provider's answers. Kinds are outage,
 // throttle, capacity, auth, quota, client_error, canceled and success.
+// For example:
+//
+//	overrides:
+//	  status: {429: outage}
+//	  code: {queue_full: outage}
 type Overrides struct {
 	// Status maps an HTTP status to a kind, e.g. {429: outage} to let
 	// throttling trip the breaker.
@@ -219,6 +272,12 @@ type Overrides struct {
 
 // Defaults are blocks that every alias inherits. An alias that sets a block
 // keeps the fields it names (even when zero) and takes the others from here.
+// For example:
+//
+//	defaults:
+//	  breaker: {window: 30s, min_calls: 10, failure_rate: 0.5}
+//	  retry: {attempts: 2, base: 200ms}
+//	  timeouts: {ttfb: 30s, deadline: 2m}
 type Defaults struct {
 	// Breaker is the default circuit breaker of a target. Built in: open
 	// 5s, open_backoff 1.5, max_open 8s (see Breaker).
@@ -258,7 +317,17 @@ const (
 	FailoverContentFilter FailoverOn = "content_filter"
 )
 
-// Model is an alias: a name clients ask for, and the targets behind it.
+// Model is an alias: a name clients ask for, and the targets behind it, a
+// ladder tried in order. For example:
+//
+//	models:
+//	  - name: smart
+//	    targets:
+//	      - {provider: anthropic, model: claude-sonnet-4-5}
+//	      - {provider: openai, model: gpt-4.1}
+//	    failover_on: [context_length]
+//	    timeouts: {ttfb: 20s, deadline: 90s}
+//	    cache: {ttl: 10m}
 type Model struct {
 	// Name is what clients put in "model". Required, unique.
 	Name string `yaml:"name"`
@@ -302,8 +371,9 @@ type Model struct {
 // Hedge configures an alias's hedged requests: when the first attempt has
 // brought no content after a delay, the same request also goes to the next
 // target, and the first of them to bring content wins; the others are
-// cancelled. Written {after: 800ms, max: 1, budget: 0.1}. The zero value is
-// off.
+// cancelled. The zero value is off. For example:
+//
+//	hedge: {after: p95, max: 1, budget: 0.1}
 type Hedge struct {
 	// After is the delay before a hedge is sent, counted like ttfb from
 	// when the first request was sent. The file gives it as a duration
@@ -328,7 +398,9 @@ type Hedge struct {
 func (h Hedge) Enabled() bool { return h.After > 0 || h.AfterQuantile > 0 }
 
 // Server bounds client connections and requests, against slow or
-// oversized clients.
+// oversized clients. For example:
+//
+//	server: {max_body_bytes: 4194304, body_timeout: 30s}
 type Server struct {
 	// MaxBodyBytes is the largest request body accepted; a larger one gets
 	// a 413. Default: 16777216 (16 MiB).
@@ -368,7 +440,9 @@ type Server struct {
 // request waits on Redis only for a budget reservation, an idempotency
 // claim, a half-open probe permit or the lookup of a conversation new to
 // the replica, each bounded by Timeout; with Redis down each replica goes
-// on with its own state.
+// on with its own state. For example (with state: redis://…):
+//
+//	fleet: {prefix: "prod:", timeout: 20ms, sync: 50ms}
 type Fleet struct {
 	// Prefix starts every key and channel name, so that several fleets
 	// can share one Redis. Default: "fusebox:".
@@ -389,62 +463,83 @@ type Fleet struct {
 }
 
 // Idempotency configures replays of requests that carry an
-// Idempotency-Key: the same key and body get the stored answer.
+// Idempotency-Key: the same key and body get the stored answer. For
+// example:
+//
+//	idempotency: {ttl: 1h, max_records: 1000}
 type Idempotency struct {
-	// TTL is how long an answer is kept. 0: 24 h.
+	// TTL is how long an answer is kept. Default, also for 0: 24h.
 	TTL time.Duration `yaml:"ttl"`
 	// MaxRecords bounds the records kept per client key; past it the
-	// client's least recently used go (never another client's). 0: 10000.
+	// client's least recently used go (never another client's). Default,
+	// also for 0: 10000.
 	MaxRecords int `yaml:"max_records"`
 	// MaxBytes bounds one stored answer; a larger one is not stored.
-	// 0: 4 MiB.
+	// Default, also for 0: 4194304 (4 MiB).
 	MaxBytes int `yaml:"max_bytes"`
 	// MaxClientBytes bounds the answers kept per client key, in bytes;
-	// past it the client's least recently used go. 0: 64 MiB.
+	// past it the client's least recently used go. Default, also for 0:
+	// 67108864 (64 MiB).
 	MaxClientBytes int `yaml:"max_client_bytes"`
 }
 
-// CacheLimits bound the response cache's memory.
+// CacheLimits bound the response cache's memory, shared by every alias
+// that caches; past either bound the least recently used answers go. For
+// example:
+//
+//	cache: {max_entries: 50000, max_bytes: 268435456}
 type CacheLimits struct {
-	// MaxEntries: 0 means 10000.
+	// MaxEntries bounds the answers kept. Default, also for 0: 10000.
 	MaxEntries int `yaml:"max_entries"`
-	// MaxBytes: 0 means 64 MiB.
+	// MaxBytes bounds the bytes of the answers kept. Default, also for 0:
+	// 67108864 (64 MiB).
 	MaxBytes int `yaml:"max_bytes"`
 }
 
 // ModelCache is an alias's response cache: exact-match answers to identical
-// requests (the same messages, tools and sampling parameters).
+// requests (the same messages, tools and sampling parameters). For
+// example:
+//
+//	cache: {ttl: 10m, stale_for: 1h, scope: global}
 type ModelCache struct {
 	// TTL is how long an answer is served from the cache. 0: no cache.
 	TTL time.Duration `yaml:"ttl"`
 	// StaleFor is how much longer an expired answer may be served, marked
 	// stale, when no target can answer (stale-if-error). 0: never.
 	StaleFor time.Duration `yaml:"stale_for"`
-	// Scope is who may share an answer: client (default: only the client
-	// key that asked) or global (every client).
+	// Scope is who may share an answer: client (only the client key that
+	// asked) or global (every client). Default: client.
 	Scope string `yaml:"scope"`
-	// Store is where answers are kept: memory (default: this replica's
-	// own) or redis (the fleet's, with state: redis://…; each replica
-	// keeps a local copy of what it served). In Redis an answer lives
-	// ttl + stale_for.
+	// Store is where answers are kept: memory (this replica's own) or
+	// redis (the fleet's, with state: redis://…; each replica keeps a
+	// local copy of what it served). In Redis an answer lives ttl +
+	// stale_for. Default: memory.
 	Store string `yaml:"store"`
 }
 
-// Degraded is a static answer for when nothing else can serve.
+// Degraded is a static answer for when nothing else can serve. For
+// example:
+//
+//	degraded: {content: "We are busy; please try again in a minute."}
 type Degraded struct {
 	// Content, if set, is answered as the assistant's message of a normal
 	// chat completion (status 200), marked with x-fusebox-degraded.
 	Content string `yaml:"content"`
-	// Status and Message, if Content is empty, answer an error of that
-	// status (default 503) with that message instead of the usual one.
-	Status  int    `yaml:"status"`
+	// Status is the status of the error answered, with Message, when
+	// Content is empty: 400 to 599. Default, also for 0: 503.
+	Status int `yaml:"status"`
+	// Message, if Content is empty, is answered as an error of Status
+	// instead of the usual one.
 	Message string `yaml:"message"`
 }
 
 // Enabled reports whether the alias answers degraded.
 func (d Degraded) Enabled() bool { return d.Content != "" || d.Message != "" }
 
-// Target is one upstream model behind an alias.
+// Target is one upstream model behind an alias. For example:
+//
+//	targets:
+//	  - {provider: openai, model: gpt-4.1, weight: 2, price: {input: 2, output: 8}}
 type Target struct {
 	// Provider is the name of a configured provider. Required.
 	Provider string `yaml:"provider"`
@@ -466,20 +561,26 @@ type Target struct {
 	Timeouts Timeouts `yaml:"-"`
 }
 
-// Price is in US dollars per million tokens.
+// Price is what tokens cost, in US dollars per million. For example:
+//
+//	price: {input: 2, output: 8, cached_input: 0.5}
 type Price struct {
 	// Input is the price of prompt tokens. Default: 0 (free, or unknown).
 	Input float64 `yaml:"input"`
 	// Output is the price of completion tokens. Default: 0.
 	Output float64 `yaml:"output"`
 	// CachedInput is the price of prompt tokens read from the provider's
-	// prompt cache. Default: Input.
+	// prompt cache. Default: the input price.
 	CachedInput float64 `yaml:"cached_input"`
 }
 
 // Breaker configures a circuit breaker; see breaker.Config for the full
 // semantics. Every trip rule is off when zero; with no rule set the breaker
-// trips after 5 consecutive failures. Rates are fractions in (0, 1].
+// trips after 5 consecutive failures. Rates are fractions in (0, 1]. For
+// example, to trip when half the calls of the last 30s failed, once there
+// were 20:
+//
+//	breaker: {window: 30s, min_calls: 20, failure_rate: 0.5, open: 10s}
 type Breaker struct {
 	// Window is a time-based sliding window, e.g. 10s. Default: none.
 	Window time.Duration `yaml:"window"`
@@ -495,7 +596,8 @@ type Breaker struct {
 	FailureThreshold int `yaml:"failure_threshold"`
 	// FailureRate trips when failures/calls in the window reach it.
 	FailureRate float64 `yaml:"failure_rate"`
-	// Consecutive trips after this many failures in a row.
+	// Consecutive trips after this many failures in a row. 0: off; but
+	// with no rule set at all, the breaker trips after 5.
 	Consecutive int `yaml:"consecutive"`
 	// SlowCall makes a call that takes longer than this slow (one of
 	// exactly this long is not). Default: none.
@@ -503,16 +605,18 @@ type Breaker struct {
 	// SlowCallRate trips when slow calls/calls in the window reach it;
 	// needs SlowCall.
 	SlowCallRate float64 `yaml:"slow_call_rate"`
-	// Open is how long the breaker stays open before probing. 0 or unset:
-	// 5s (the gateway's default; breaker.Config alone would take 30s).
+	// Open is how long the breaker stays open before probing. Default,
+	// also for 0: 5s (the gateway's default; breaker.Config alone would
+	// take 30s).
 	Open time.Duration `yaml:"open"`
 	// OpenBackoff multiplies the open period on each failed probe round;
-	// 1 keeps it fixed. 0 or unset: 1.5.
+	// 1 keeps it fixed. Default, also for 0: 1.5.
 	OpenBackoff float64 `yaml:"open_backoff"`
 	// MaxOpen caps the grown open period, and the open period a provider's
-	// Retry-After may ask for. 0 or unset: 8s, or Open when that is longer
-	// (the period then stays fixed). With the defaults, 5s growing by 1.5
-	// to 8s, a target that recovers gets traffic back within about 8s.
+	// Retry-After may ask for. Default, also for 0: 8s, or Open when that
+	// is longer (the period then stays fixed). With the defaults, 5s
+	// growing by 1.5 to 8s, a target that recovers gets traffic back
+	// within about 8s.
 	MaxOpen time.Duration `yaml:"max_open"`
 	// OpenJitter spreads open periods by ± this fraction, in [0, 1).
 	// Default: 0.
@@ -534,7 +638,10 @@ type Breaker struct {
 }
 
 // Retry configures retries on the same target; see retry.Policy. Failing
-// over to the next target is not a retry and is not bounded by it.
+// over to the next target is not a retry and is not bounded by it. For
+// example:
+//
+//	retry: {attempts: 2, base: 200ms, max: 2s, same_target_wait: 1s}
 type Retry struct {
 	// Attempts is the most calls to one target, the first included; 1: no
 	// retry. Default: 3.

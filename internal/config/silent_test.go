@@ -395,7 +395,8 @@ func TestSilentFailureErrors(t *testing.T) {
 			[]string{`f.yaml:8: defaults.timeouts.total: bad duration "auto" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
 		{"deadline on a provider", doc(
 			"providers:",
-			"  openai: {timeouts: {deadline: 30s}}"),
+			"  openai: {timeouts: {deadline: 30s}}",
+			oneAlias),
 			[]string{`f.yaml:2: providers.openai.timeouts.deadline: deadline bounds a whole request, across targets: set it in the alias's timeouts or in defaults.timeouts`}},
 		{"negative deadline and suspect_after", with("defaults: {timeouts: {deadline: -1s, suspect_after: -5ms}}"),
 			[]string{
@@ -458,15 +459,15 @@ func TestSilentFailureErrors(t *testing.T) {
 			[]string{`f.yaml:8: models[0].retry.same_target_wait: must not be negative, got -1s`}},
 		{"same_target_wait on the alias", with("    same_target_wait: 1s"),
 			[]string{`f.yaml:8: models[0].same_target_wait: unknown field (known: name, strategy, targets, breaker, retry, timeouts, failover_on, cache, degraded, hedge, continue_on_failure)`}},
-		{"auth_rest 0", doc("providers:", "  openai: {auth_rest: 0}"),
+		{"auth_rest 0", doc("providers:", "  openai: {auth_rest: 0}", oneAlias),
 			[]string{`f.yaml:2: providers.openai.auth_rest: must be above 0: a refused key stays out this long (default 5m)`}},
-		{"auth_rest negative", doc("providers:", "  openai: {auth_rest: -1m}"),
+		{"auth_rest negative", doc("providers:", "  openai: {auth_rest: -1m}", oneAlias),
 			[]string{`f.yaml:2: providers.openai.auth_rest: must not be negative, got -1m0s`}},
-		{"auth_probe too often", doc("providers:", "  openai: {auth_probe: 500ms}"),
+		{"auth_probe too often", doc("providers:", "  openai: {auth_probe: 500ms}", oneAlias),
 			[]string{`f.yaml:2: providers.openai.auth_probe: must be at least 1s, or 0 for no checks, got 500ms`}},
-		{"auth_probe not below auth_rest", doc("providers:", "  openai: {auth_probe: 10m}"),
+		{"auth_probe not below auth_rest", doc("providers:", "  openai: {auth_probe: 10m}", oneAlias),
 			[]string{`f.yaml:2: providers.openai.auth_probe: auth_probe (10m0s) is not below auth_rest (5m0s): the key would be back before its first check`}},
-		{"auth_probe without a unit", doc("providers:", "  openai: {auth_probe: 30}"),
+		{"auth_probe without a unit", doc("providers:", "  openai: {auth_probe: 30}", oneAlias),
 			[]string{`f.yaml:2: providers.openai.auth_probe: bad duration "30" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
 	}
 	for _, tt := range tests {

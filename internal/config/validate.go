@@ -23,6 +23,9 @@ func (c *Config) validate(r *report) {
 	if len(c.Providers) == 0 {
 		r.field("providers", "no providers configured (want at least one)")
 	}
+	if len(c.Models) == 0 {
+		r.field("models", "at least one model alias is required")
+	}
 	for _, name := range sortedKeys(c.Providers) {
 		c.checkProvider(r, name)
 	}
@@ -35,6 +38,14 @@ func (c *Config) validate(r *report) {
 	for i := range c.Models {
 		c.checkModel(r, i, aliases, defaultsOK)
 	}
+	c.checkClients(r, aliases)
+	negatives(r, "cache", reflect.ValueOf(c.Cache))
+	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
+	negatives(r, "server", reflect.ValueOf(c.Server))
+}
+
+// checkClients checks the clients; aliases are the alias names, to path.
+func (c *Config) checkClients(r *report, aliases map[string]string) {
 	clientNames, clientKeys := map[string]string{}, map[Secret]string{}
 	for i, cl := range c.Clients {
 		p := "clients[" + strconv.Itoa(i) + "]"
@@ -42,7 +53,7 @@ func (c *Config) validate(r *report) {
 		case cl.Name == "":
 			r.field(p+".name", "client has no name")
 		case clientNames[cl.Name] != "":
-			r.field(p+".name", "duplicate client "+strconv.Quote(cl.Name)+" (first "+r.place(clientNames[cl.Name])+")")
+			r.field(p+".name", "duplicate client "+quote(cl.Name)+" (first "+r.place(clientNames[cl.Name])+")")
 		default:
 			clientNames[cl.Name] = p + ".name"
 		}
@@ -58,16 +69,13 @@ func (c *Config) validate(r *report) {
 			r.field(p+".weight", "must be at least 1")
 		}
 		for j, m := range cl.Models {
-			if msg := c.checkModelRef(m, aliases); msg != "" {
+			if msg := c.checkModelRef(r, m, aliases); msg != "" {
 				r.field(p+".models["+strconv.Itoa(j)+"]", msg)
 			}
 		}
 		checkLimits(r, p+".limits", cl.Limits)
 		negatives(r, p+".budget", reflect.ValueOf(cl.Budget))
 	}
-	negatives(r, "cache", reflect.ValueOf(c.Cache))
-	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
-	negatives(r, "server", reflect.ValueOf(c.Server))
 }
 
 // place says where a field is, "on line N", for "first …" messages.
@@ -79,12 +87,15 @@ func (c *Config) checkListen(r *report) {
 	host, port, err := net.SplitHostPort(c.Listen)
 	n, perr := strconv.Atoi(port)
 	if err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, " /") {
-		r.field("listen", "bad listen address "+strconv.Quote(c.Listen)+" (want host:port, e.g. 127.0.0.1:8080 or :8080)")
+		r.field("listen", "bad listen address "+quote(c.Listen)+" (want host:port, e.g. 127.0.0.1:8080 or :8080)")
 	}
 }
 
 func (c *Config) checkState(r *report) {
 	if c.State == "memory" {
+		if r.failed("state") {
+			return // the file meant another state
+		}
 		if f := c.Fleet; f.Prefix != "" || f.Timeout != 0 || f.Sync != 0 || len(f.Addrs) > 0 || f.Cluster || f.MasterName != "" {
 			r.field("fleet", "set with state: memory, where nothing is shared; set state: redis://host:port/db, or remove fleet")
 		}
@@ -101,7 +112,7 @@ func (c *Config) checkState(r *report) {
 		ok = derr == nil
 	}
 	if !ok {
-		r.field("state", "bad state "+strconv.Quote(c.State.String())+" (want memory, or redis://host:port/db, or rediss://… for TLS)")
+		r.field("state", "bad state "+quote(c.State.String())+" (want memory, or redis://host:port/db, or rediss://… for TLS)")
 	}
 }
 
@@ -112,14 +123,18 @@ func (c *Config) checkProvider(r *report, name string) {
 	case name == "":
 		r.field(path, "provider has an empty name")
 	case strings.ContainsAny(name, "/ "):
-		r.field(path, "provider name "+strconv.Quote(name)+" cannot contain \"/\" or spaces")
+		r.field(path, "provider name "+quote(name)+" cannot contain \"/\" or spaces")
 	}
-	switch p.Type {
-	case TypeOpenAI, TypeAnthropic:
-	case "":
-		r.field(path+".type", "provider has no type (want anthropic or openai)")
+	switch {
+	case slices.Contains(providerTypes, p.Type):
+	case p.Type == "" && isGemini(name):
+		r.field(path+".type", "provider has no type (want "+typeNames(" or ")+"); "+reachGemini)
+	case p.Type == "":
+		r.field(path+".type", "provider has no type (want "+typeNames(" or ")+")")
+	case isGemini(string(p.Type)):
+		r.field(path+".type", "unknown provider type "+quote(string(p.Type))+" (known: "+typeNames(", ")+"); "+reachGemini)
 	default:
-		r.field(path+".type", "unknown provider type "+strconv.Quote(string(p.Type))+" (known: anthropic, openai)")
+		r.field(path+".type", "unknown provider type "+quote(string(p.Type))+" (known: "+typeNames(", ")+")")
 	}
 	if p.BaseURL != "" || p.Type == TypeOpenAI || p.Type == TypeAnthropic {
 		checkURL(r, path+".base_url", p.BaseURL)
@@ -127,11 +142,6 @@ func (c *Config) checkProvider(r *report, name string) {
 	for i, k := range p.Keys {
 		if strings.TrimSpace(string(k)) == "" {
 			r.field(path+".keys["+strconv.Itoa(i)+"]", "empty key")
-		}
-	}
-	for _, h := range sortedKeys(p.Headers) {
-		if !validHeaderName(h) {
-			r.field(path+".headers."+h, "bad header name "+strconv.Quote(h))
 		}
 	}
 	c.checkTimeouts(r, path+".timeouts", p.Timeouts)
@@ -169,8 +179,29 @@ func checkAuthRest(r *report, path string, p Provider) {
 func checkURL(r *report, path, s string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		r.field(path, "bad URL "+strconv.Quote(redactURL(s))+" (want http://host/… or https://host/…)")
+		r.field(path, "bad URL "+quote(redactURL(s))+" (want http://host/… or https://host/…)")
 	}
+}
+
+// reachGemini says how to reach Gemini while there is no gemini type.
+const reachGemini = "there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: " + GeminiOpenAIBaseURL
+
+// isGemini reports whether a provider's type or name means Google's Gemini.
+func isGemini(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "gemini", "google", "googleai", "google-ai", "google_ai":
+		return true
+	}
+	return false
+}
+
+// typeNames lists the provider types, joined by sep.
+func typeNames(sep string) string {
+	names := make([]string, len(providerTypes))
+	for i, t := range providerTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, sep)
 }
 
 // validHeaderName reports whether s is an HTTP header field name (a token).
@@ -195,15 +226,15 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 	case m.Name == "":
 		r.field(path+".name", "alias has no name")
 	case aliases[m.Name] != "":
-		r.field(path+".name", "duplicate alias "+strconv.Quote(m.Name)+" (first "+r.place(aliases[m.Name])+")")
+		r.field(path+".name", "duplicate alias "+quote(m.Name)+" (first "+r.place(aliases[m.Name])+")")
 	default:
 		aliases[m.Name] = path + ".name"
 	}
 	if !slices.Contains(strategies, m.Strategy) {
-		r.field(path+".strategy", "unknown strategy "+strconv.Quote(string(m.Strategy))+" (known: fallback, weighted, least-latency, cheapest-healthy)")
+		r.field(path+".strategy", "unknown strategy "+quote(string(m.Strategy))+" (known: fallback, weighted, least-latency, cheapest-healthy)")
 	}
 	if len(m.Targets) == 0 {
-		r.field(path+".targets", "alias "+strconv.Quote(m.Name)+" has no targets")
+		r.field(path+".targets", "alias "+quote(m.Name)+" has no targets")
 	}
 	weights := 0
 	for j, t := range m.Targets {
@@ -215,7 +246,7 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 	}
 	for j, f := range m.FailoverOn {
 		if f != FailoverContextLength && f != FailoverContentFilter {
-			r.field(path+".failover_on["+strconv.Itoa(j)+"]", "unknown failover condition "+strconv.Quote(string(f))+" (known: context_length, content_filter)")
+			r.field(path+".failover_on["+strconv.Itoa(j)+"]", "unknown failover condition "+quote(string(f))+" (known: context_length, content_filter)")
 		}
 	}
 	if defaultsOK || r.lines.has(path+".breaker") {
@@ -225,21 +256,7 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 		checkRetry(r, path+".retry", m.Retry)
 	}
 	c.checkTimeouts(r, path+".timeouts", m.Timeouts)
-	negatives(r, path+".cache", reflect.ValueOf(m.Cache))
-	if sc := m.Cache.Scope; sc != "" && sc != "client" && sc != "global" {
-		r.field(path+".cache.scope", "unknown scope "+strconv.Quote(sc)+" (known: client, global)")
-	}
-	switch st := m.Cache.Store; {
-	case st != "" && st != "memory" && st != "redis":
-		r.field(path+".cache.store", "unknown store "+strconv.Quote(st)+" (known: memory, redis)")
-	case st == "redis" && c.State == "memory":
-		r.field(path+".cache.store", "redis needs the fleet's state: set state: redis://host:port/db, or store: memory")
-	case st != "" && m.Cache.TTL == 0:
-		r.field(path+".cache.store", "needs a ttl: nothing is cached without one")
-	}
-	if m.Cache.StaleFor > 0 && m.Cache.TTL == 0 {
-		r.field(path+".cache.stale_for", "needs a ttl: stale answers come from the cache")
-	}
+	c.checkCache(r, path+".cache", m.Cache)
 	if st := m.Degraded.Status; st != 0 && (st < 400 || st > 599) {
 		r.field(path+".degraded.status", "must be an error status (400-599), got "+strconv.Itoa(st))
 	}
@@ -247,7 +264,27 @@ func (c *Config) checkModel(r *report, i int, aliases map[string]string, default
 		checkHedge(r, path, m)
 	}
 	if m.ContinueOnFailure && len(m.Targets) == 1 {
-		r.field(path+".continue_on_failure", "alias "+strconv.Quote(m.Name)+" has one target: a broken stream is continued on the next target, so it needs at least two")
+		r.field(path+".continue_on_failure", "alias "+quote(m.Name)+" has one target: a broken stream is continued on the next target, so it needs at least two")
+	}
+}
+
+// checkCache checks the cache block mc of an alias, at path.
+func (c *Config) checkCache(r *report, path string, mc ModelCache) {
+	negatives(r, path, reflect.ValueOf(mc))
+	if sc := mc.Scope; sc != "" && sc != "client" && sc != "global" {
+		r.field(path+".scope", "unknown scope "+quote(sc)+" (known: client, global)")
+	}
+	noTTL := mc.TTL == 0 && !r.failed(path+".ttl")
+	switch st := mc.Store; {
+	case st != "" && st != "memory" && st != "redis":
+		r.field(path+".store", "unknown store "+quote(st)+" (known: memory, redis)")
+	case st == "redis" && c.State == "memory" && !r.failed("state"):
+		r.field(path+".store", "redis needs the fleet's state: set state: redis://host:port/db, or store: memory")
+	case st != "" && noTTL:
+		r.field(path+".store", "needs a ttl: nothing is cached without one")
+	}
+	if mc.StaleFor > 0 && noTTL {
+		r.field(path+".stale_for", "needs a ttl: stale answers come from the cache")
 	}
 }
 
@@ -256,7 +293,7 @@ func checkHedge(r *report, path string, m Model) {
 	h, hp := m.Hedge, path+".hedge"
 	negatives(r, hp, reflect.ValueOf(h))
 	if len(m.Targets) == 1 {
-		r.field(hp, "alias "+strconv.Quote(m.Name)+" has one target: a hedge is sent to the next target, so it needs at least two")
+		r.field(hp, "alias "+quote(m.Name)+" has one target: a hedge is sent to the next target, so it needs at least two")
 	}
 	if !h.Enabled() {
 		r.field(hp+".after", "hedge needs after: a duration such as 800ms, or a percentile such as p95")
@@ -299,8 +336,8 @@ func (c *Config) checkTarget(r *report, path string, t Target) {
 	switch _, ok := c.Providers[t.Provider]; {
 	case t.Provider == "":
 		r.field(path+".provider", "target has no provider")
-	case !ok:
-		r.field(path+".provider", "unknown provider "+strconv.Quote(t.Provider)+" (known: "+strings.Join(sortedKeys(c.Providers), ", ")+")")
+	case !ok && !r.failed("providers"):
+		r.field(path+".provider", "unknown provider "+quote(t.Provider)+" (known: "+names(sortedKeys(c.Providers))+")")
 	}
 	if t.Model == "" {
 		r.field(path+".model", "target has no model")
@@ -319,22 +356,57 @@ func (c *Config) checkTarget(r *report, path string, t Target) {
 }
 
 // checkModelRef checks a client's allowed model: an alias, or
-// provider/model for a configured provider. It returns what is wrong.
-func (c *Config) checkModelRef(m string, aliases map[string]string) string {
+// provider/model for a configured provider. It returns what is wrong; ""
+// also when the providers or an alias's name did not decode, or were
+// misspelled, as the reference may be to what the file meant.
+func (c *Config) checkModelRef(r *report, m string, aliases map[string]string) string {
 	if _, ok := aliases[m]; ok {
 		return ""
 	}
 	if prov, _, ok := strings.Cut(m, "/"); ok {
-		if _, known := c.Providers[prov]; known {
+		if _, known := c.Providers[prov]; known || r.failed("providers") {
 			return ""
 		}
-		return "unknown provider " + strconv.Quote(prov) + " in " + strconv.Quote(m) + " (known: " + strings.Join(sortedKeys(c.Providers), ", ") + ")"
+		return "unknown provider " + quote(prov) + " in " + quote(m) + " (known: " + names(sortedKeys(c.Providers)) + ")"
 	}
-	return "unknown model alias " + strconv.Quote(m) + " (known: " + strings.Join(sortedKeys(aliases), ", ") + "; or provider/model)"
+	if !c.aliasesComplete(r) {
+		return ""
+	}
+	return "unknown model alias " + quote(m) + " (known: " + names(sortedKeys(aliases)) + "; or provider/model)"
+}
+
+// aliasesComplete reports whether every alias the file meant has its name:
+// the models decoded, none misspelled, each with a name that decoded.
+func (c *Config) aliasesComplete(r *report) bool {
+	if r.failed("models") {
+		return false
+	}
+	for i, m := range c.Models {
+		if m.Name == "" || r.failed("models["+strconv.Itoa(i)+"].name") {
+			return false
+		}
+	}
+	return true
+}
+
+// names joins names for a "known: …" list, each that looks like a secret
+// replaced.
+func names(list []string) string {
+	out := make([]string, len(list))
+	for i, n := range list {
+		out[i] = n
+		if looksSecret(n) {
+			out[i] = notShown
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func (c *Config) checkTimeouts(r *report, path string, t Timeouts) {
 	negatives(r, path, reflect.ValueOf(t))
+	if r.brokenWithin(path) {
+		return
+	}
 	own := r.lines.has(path+".ttfb") || r.lines.has(path+".total")
 	if own && !t.AutoTTFB && t.Total > 0 && t.TTFB > t.Total {
 		r.field(path+".ttfb", "ttfb ("+t.TTFB.String()+") exceeds total ("+t.Total.String()+")")
@@ -345,7 +417,7 @@ func (c *Config) checkTimeouts(r *report, path string, t Timeouts) {
 }
 
 func checkLimits(r *report, path string, l Limits) {
-	if negatives(r, path, reflect.ValueOf(l)) {
+	if negatives(r, path, reflect.ValueOf(l)) || r.brokenWithin(path) {
 		return
 	}
 	if _, err := limit.NewPacer(l.Pacer()); err != nil {
@@ -361,10 +433,13 @@ func checkRetry(r *report, path string, rt Retry) {
 	if rt.Multiplier != 0 && rt.Multiplier < 1 {
 		r.field(path+".multiplier", "must be at least 1 (or 0 for the default, 2)")
 	}
+	checkRate(r, path+".budget", rt.Budget)
+	if r.brokenWithin(path) {
+		return
+	}
 	if rt.Base > 0 && rt.Max > 0 && rt.Max < rt.Base {
 		r.field(path+".max", "max ("+rt.Max.String()+") is below base ("+rt.Base.String()+")")
 	}
-	checkRate(r, path+".budget", rt.Budget)
 	if _, err := retry.NewBudget(rt.BudgetConfig()); err != nil {
 		r.field(path, err.Error())
 	}
@@ -374,6 +449,9 @@ func checkBreaker(r *report, path string, b Breaker) {
 	negatives(r, path, reflect.ValueOf(b))
 	checkRate(r, path+".failure_rate", b.FailureRate)
 	checkRate(r, path+".slow_call_rate", b.SlowCallRate)
+	if r.brokenWithin(path) {
+		return
+	}
 	_, err := breaker.New(b.Settings())
 	if err == nil {
 		return

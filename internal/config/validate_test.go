@@ -23,6 +23,10 @@ var valid = []string{
 	"      - {provider: openai, model: gpt}", // 7
 }
 
+// oneAlias is a line that gives a file with a provider "openai" the one
+// alias it needs, for tests about something else.
+const oneAlias = "models: [{name: a, targets: [{provider: openai, model: m}]}]"
+
 // with returns valid with extra lines from line 8 on.
 func with(extra ...string) []byte { return doc(append(append([]string{}, valid...), extra...)...) }
 
@@ -80,7 +84,7 @@ func TestParseErrors(t *testing.T) {
 			"providers:",
 			"  openai:",
 			"    limits: {rpm: -5, max_wait: -1s}",
-			"models: []"),
+			oneAlias),
 			[]string{
 				`f.yaml:3: providers.openai.limits.rpm: must not be negative, got -5`,
 				`f.yaml:3: providers.openai.limits.max_wait: must not be negative, got -1s`,
@@ -98,7 +102,8 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate provider", doc(
 			"providers:",
 			"  openai: {}",
-			"  openai: {}"),
+			"  openai: {}",
+			oneAlias),
 			[]string{`f.yaml:3: providers.openai: set twice (first on line 2)`}},
 		{"target with no provider or model", with("      - {weight: 2}"),
 			[]string{
@@ -114,7 +119,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:9: models[1].strategy: unknown strategy "roundrobin" (known: fallback, weighted, least-latency, cheapest-healthy)`}},
 		{"bad URL", doc(
 			"providers:",
-			"  local: {type: openai, base_url: localhost:11434/v1}"),
+			"  local: {type: openai, base_url: localhost:11434/v1}",
+			"models: [{name: a, targets: [{provider: local, model: m}]}]"),
 			[]string{`f.yaml:2: providers.local.base_url: bad URL "localhost:11434/v1" (want http://host/… or https://host/…)`}},
 		{"bad listen address", with("listen: 8080"),
 			[]string{`f.yaml:8: listen: bad listen address "8080" (want host:port, e.g. 127.0.0.1:8080 or :8080)`}},
@@ -126,10 +132,11 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:8: state: bad state "redis://u:xxxxx@h:6379/x" (want memory, or redis://host:port/db, or rediss://… for TLS)`}},
 		{"bad provider type", doc(
 			"providers:",
-			"  gemini: {type: google}",
-			"  other: {base_url: http://x}"),
+			"  llama: {type: llama}",
+			"  other: {base_url: http://x}",
+			"models: [{name: a, targets: [{provider: other, model: m}]}]"),
 			[]string{
-				`f.yaml:2: providers.gemini.type: unknown provider type "google" (known: anthropic, openai)`,
+				`f.yaml:2: providers.llama.type: unknown provider type "llama" (known: anthropic, openai)`,
 				`f.yaml:3: providers.other.type: provider has no type (want anthropic or openai)`,
 			}},
 		{"string where a number is expected", with("defaults: {retry: {attempts: many}}"),
@@ -138,13 +145,15 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:8: listen: want a string, got a list`}},
 		{"mapping where a list is expected", doc(
 			"providers:",
-			"  openai: {keys: {a: b}}"),
+			"  openai: {keys: {a: b}}",
+			oneAlias),
 			[]string{`f.yaml:2: providers.openai.keys: want a list, got a mapping`}},
 		{"bad override kind and status", doc(
 			"providers:",
 			"  openai:",
 			"    overrides:",
-			"      status: {429: outrage, 1000: outage}"),
+			"      status: {429: outrage, 1000: outage}",
+			oneAlias),
 			[]string{
 				`f.yaml:4: providers.openai.overrides.status.429: unknown kind "outrage" (known: success, outage, throttle, capacity, auth, quota, client_error, canceled)`,
 				`f.yaml:4: providers.openai.overrides.status.1000: not an HTTP status (want 100 to 599)`,
@@ -181,17 +190,31 @@ func TestParseErrors(t *testing.T) {
 				`f.yaml:11: clients[2].name: client has no name`,
 				`f.yaml:11: clients[2].key: client has no key`,
 			}},
-		{"no providers", doc("listen: 127.0.0.1:80"),
-			[]string{`f.yaml: providers: no providers configured (want at least one)`}},
+		{"no providers and no models", doc("listen: 127.0.0.1:80"),
+			[]string{
+				`f.yaml: providers: no providers configured (want at least one)`,
+				`f.yaml: models: at least one model alias is required`,
+			}},
 		{"YAML syntax error", doc("providers:", "  openai: {", "bad: [1"),
-			[]string{`f.yaml:2: YAML syntax: did not find expected ',' or ']'`}},
+			[]string{`f.yaml:3:7: YAML syntax: did not find expected ',' or ']' (a [list] left open, or items without a comma between them)`}},
 		{"second document", doc("providers: {openai: {}}", "---", "listen: x"),
 			[]string{`f.yaml:2: a second YAML document (---): the configuration must be one document`}},
 		{"ttfb above total", with("defaults: {timeouts: {ttfb: 2m, total: 1m}}"),
 			[]string{`f.yaml:8: defaults.timeouts.ttfb: ttfb (2m0s) exceeds total (1m0s)`}},
+		{"no models", doc("providers: {openai: {}}"),
+			[]string{`f.yaml: models: at least one model alias is required`}},
+		{"an empty list of models", doc("providers: {openai: {}}", "models: []"),
+			[]string{`f.yaml:2: models: at least one model alias is required`}},
+		{"models with no value", doc("providers: {openai: {}}", "models:", "# none yet"),
+			[]string{`f.yaml:2: models: at least one model alias is required`}},
+		{"gemini as a type", doc("providers:", "  google: {type: gemini, keys: [k]}", "models: [{name: a, targets: [{provider: google, model: gemini-2.5-pro}]}]"),
+			[]string{`f.yaml:2: providers.google.type: unknown provider type "gemini" (known: anthropic, openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`}},
+		{"gemini as a name with no type", doc("providers:", "  gemini: {keys: [k]}", "models: [{name: a, targets: [{provider: gemini, model: gemini-2.5-pro}]}]"),
+			[]string{`f.yaml:2: providers.gemini.type: provider has no type (want anthropic or openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`}},
 		{"empty key", doc(
 			"providers:",
-			"  openai: {keys: [\"${K:-}\"]}"),
+			"  openai: {keys: [\"${K:-}\"]}",
+			oneAlias),
 			[]string{`f.yaml:2: providers.openai.keys[0]: empty key`}},
 	}
 	for _, tt := range tests {
@@ -234,5 +257,116 @@ func TestErrorsListIsInspectable(t *testing.T) {
 	want := Error{File: "f.yaml", Line: 8, Field: "listen", Msg: `bad listen address "x" (want host:port, e.g. 127.0.0.1:8080 or :8080)`}
 	if es[0] != want {
 		t.Errorf("es[0] = %#v, want %#v", es[0], want)
+	}
+}
+
+func TestGeminiThroughItsOpenAIEndpoint(t *testing.T) {
+	c, err := Parse("f.yaml", doc(
+		"providers:",
+		"  gemini:",
+		"    type: openai",
+		"    base_url: "+GeminiOpenAIBaseURL,
+		"    keys: [${GEMINI_API_KEY}]",
+		"models: [{name: a, targets: [{provider: gemini, model: gemini-2.5-flash}]}]",
+	), envOf(map[string]string{"GEMINI_API_KEY": "g-key"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Providers["gemini"]; p.Type != TypeOpenAI || p.BaseURL != GeminiOpenAIBaseURL || p.Keys[0].Value() != "g-key" {
+		t.Errorf("gemini = %+v", p)
+	}
+}
+
+// TestNoCascadeFromOneMistake: a misspelled field, or a value that does not
+// decode, gets its error and no other that only follows from it; mistakes
+// that are independent are all reported.
+func TestNoCascadeFromOneMistake(t *testing.T) {
+	tests := []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"a target's model misspelled", with("      - {provider: openai, modle: gpt-4.1}"),
+			[]string{`f.yaml:8: models[0].targets[1].modle: unknown field, did you mean "model"?`}},
+		{"a target's provider misspelled", with("      - {provder: openai, model: gpt-4.1}"),
+			[]string{`f.yaml:8: models[0].targets[1].provder: unknown field, did you mean "provider"?`}},
+		{"a field misspelled in capitals", with("      - {provider: openai, Model: gpt-4.1}"),
+			[]string{`f.yaml:8: models[0].targets[1].Model: unknown field, did you mean "model"?`}},
+		{"an alias's targets misspelled", with("  - name: other", "    targts: [{provider: openai, model: gpt}]"),
+			[]string{`f.yaml:9: models[1].targts: unknown field, did you mean "targets"?`}},
+		{"an alias's name misspelled, that a client allows", with(
+			"  - nmae: other",
+			"    targets: [{provider: openai, model: gpt}]",
+			"clients: [{name: web, key: k, models: [other]}]"),
+			[]string{`f.yaml:8: models[1].nmae: unknown field, did you mean "name"?`}},
+		{"providers misspelled", doc(
+			"providrs:",
+			"  openai: {keys: [k1]}",
+			"models:",
+			"  - {name: smart, targets: [{provider: openai, model: gpt}]}",
+			"clients: [{name: web, key: k, models: [openai/gpt]}]"),
+			[]string{`f.yaml:1: providrs: unknown field, did you mean "providers"?`}},
+		{"models misspelled", doc(
+			"providers: {openai: {}}",
+			"modles:",
+			"  - {name: smart, targets: [{provider: openai, model: gpt}]}",
+			"clients: [{name: web, key: k, models: [smart]}]"),
+			[]string{`f.yaml:2: modles: unknown field, did you mean "models"?`}},
+		{"a provider's type misspelled", doc(
+			"providers: {local: {tpye: openai, base_url: http://x}}",
+			"models: [{name: a, targets: [{provider: local, model: m}]}]"),
+			[]string{`f.yaml:1: providers.local.tpye: unknown field, did you mean "type"?`}},
+		{"the cache's ttl misspelled", with("    cache: {tll: 10m, store: memory, stale_for: 1h}"),
+			[]string{`f.yaml:8: models[0].cache.tll: unknown field, did you mean "ttl"?`}},
+		{"the cache's ttl not a duration", with("    cache: {ttl: 10, store: memory}"),
+			[]string{`f.yaml:8: models[0].cache.ttl: bad duration "10" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
+		{"a hedge's after misspelled", with("      - {provider: openai, model: b}", "    hedge: {aftr: 800ms}"),
+			[]string{`f.yaml:9: models[0].hedge.aftr: unknown field, did you mean "after"?`}},
+		{"a breaker's window misspelled", with("    breaker: {windw: 10s, failure_threshold: 3}"),
+			[]string{`f.yaml:8: models[0].breaker.windw: unknown field, did you mean "window"?`}},
+		{"a breaker's window not a duration", with("    breaker: {window: 10, failure_threshold: 3}"),
+			[]string{`f.yaml:8: models[0].breaker.window: bad duration "10" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
+		{"a retry's base not a duration", with("    retry: {base: 2, max: 1s}"),
+			[]string{`f.yaml:8: models[0].retry.base: bad duration "2" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
+		{"state misspelled", with("stat: redis://127.0.0.1:6379/0", "fleet: {prefix: x}"),
+			[]string{`f.yaml:8: stat: unknown field, did you mean "state"?`}},
+		{"a provider that is not a mapping", doc(
+			"providers: {deepseek: sk-live-abc123}",
+			"models: [{name: a, targets: [{provider: deepseek, model: m}]}]"),
+			[]string{`f.yaml:1: providers.deepseek: want a mapping, got a value (not shown: this block holds secrets)`}},
+		{"a file that is a list", doc("- providers: {}"),
+			[]string{`f.yaml:1: want a mapping, got a list`}},
+		{"independent mistakes are all reported", doc(
+			"listen: nowhere", // 1
+			"providers:",      // 2
+			"  openai: {keys: sk-1, timeouts: {ttfb: 5}}", // 3
+			"  local: {type: gemini}",                     // 4
+			"models:",                                     // 5
+			"  - name: smart",                             // 6
+			"    targets: [{provider: openai, modle: gpt}, {provider: nope}]", // 7
+			"    retry: {attempts: -1}",                                       // 8
+			"clients: [{name: web, key: k, models: [smrt]}, {name: web}]",     // 9
+		),
+			[]string{
+				`f.yaml:1: listen: bad listen address "nowhere" (want host:port, e.g. 127.0.0.1:8080 or :8080)`,
+				`f.yaml:3: providers.openai.keys: want a list, got a secret (write keys: [a, b], or one "- item" per line)`,
+				`f.yaml:3: providers.openai.timeouts.ttfb: bad duration "5" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)`,
+				`f.yaml:4: providers.local.type: unknown provider type "gemini" (known: anthropic, openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`,
+				`f.yaml:7: models[0].targets[0].modle: unknown field, did you mean "model"?`,
+				`f.yaml:7: models[0].targets[1].provider: unknown provider "nope" (known: local, openai)`,
+				`f.yaml:7: models[0].targets[1].model: target has no model`,
+				`f.yaml:8: models[0].retry.attempts: must not be negative, got -1`,
+				`f.yaml:9: clients[0].models[0]: unknown model alias "smrt" (known: smart; or provider/model)`,
+				`f.yaml:9: clients[1].name: duplicate client "web" (first on line 9)`,
+				`f.yaml:9: clients[1].key: client has no key`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parseErrors(t, tt.data)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }
