@@ -17,6 +17,7 @@ const (
 	DefaultIdleConnTimeout   = 120 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultUsageDrain        = 5 * time.Second
+	DefaultCORSMaxAge        = 10 * time.Minute
 	DefaultState             = "memory"
 	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL  = "https://api.anthropic.com"
@@ -73,6 +74,9 @@ func (c *Config) setDefaults() {
 	srv.WriteTimeout = cmp.Or(srv.WriteTimeout, DefaultWriteTimeout)
 	if !l.has("server.usage_drain") {
 		srv.UsageDrain = DefaultUsageDrain
+	}
+	if len(c.CORS.Origins) > 0 {
+		c.CORS.MaxAge = cmp.Or(c.CORS.MaxAge, DefaultCORSMaxAge)
 	}
 	for i := range c.Clients {
 		if p := "clients[" + strconv.Itoa(i) + "]"; !l.has(p + ".weight") {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -24,7 +25,7 @@ func TestDefaultsFilled(t *testing.T) {
 	if c.Listen != DefaultListen || c.State != DefaultState {
 		t.Errorf("Listen, State = %q, %q", c.Listen, c.State)
 	}
-	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, UsageDrain: 5 * time.Second}); c.Server != want {
+	if want := (Server{MaxBodyBytes: 16 << 20, BodyTimeout: time.Minute, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, WriteTimeout: 30 * time.Second, UsageDrain: 5 * time.Second}); !reflect.DeepEqual(c.Server, want) {
 		t.Errorf("server = %+v, want %+v", c.Server, want)
 	}
 	if c.Clients[0].Weight != 1 {

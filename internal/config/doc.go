@@ -62,6 +62,8 @@
 //	  write_timeout: 30s               # one write to a client; a client that stops reading is dropped
 //	  usage_drain: 5s                  # a budgeted client's answer is read this long after it left, to price it; 0 = cancel at once
 //	  idle_timeout: 120s               # keep-alive connections; restart to change
+//	  forward_headers: [OpenAI-Organization] # client headers passed upstream besides OpenAI-Beta, anthropic-beta/-version
+//	cors: {origins: ["https://app.example.com"], headers: [x-my-header], max_age: 10m} # browser apps; off without origins
 //	cache: {max_entries: 10000, max_bytes: 67108864} # the response cache of every alias, together
 //	idempotency: {ttl: 24h, max_records: 10000, max_bytes: 4194304, max_client_bytes: 67108864}
 //	defaults:                          # inherited field by field by every alias

@@ -48,6 +48,8 @@ type Config struct {
 	Idempotency Idempotency `yaml:"idempotency"`
 	// Server bounds what one client connection may cost the gateway.
 	Server Server `yaml:"server"`
+	// CORS lets browser apps call the gateway; off by default.
+	CORS CORS `yaml:"cors"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -430,6 +432,31 @@ type Server struct {
 	// IdleTimeout closes a keep-alive connection idle for longer.
 	// Default: 120s. A reload does not change it; restart for that.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ForwardHeaders are client headers passed to the upstream besides
+	// OpenAI-Beta, anthropic-beta and anthropic-version (always passed, to
+	// the providers that read them). Credentials (Authorization,
+	// x-api-key, api-key, cookies), the connection's own headers and
+	// x-fusebox-* are never passed, listed or not.
+	ForwardHeaders []string `yaml:"forward_headers"`
+}
+
+// CORS lets browser apps on other origins call the gateway. Off unless
+// origins is set. A preflight is answered without authentication, the
+// same for any key or none. For example:
+//
+//	cors: {origins: ["https://app.example.com"], max_age: 10m}
+type CORS struct {
+	// Origins are the origins allowed, as a browser sends them
+	// (scheme://host[:port]), or "*" for any.
+	Origins []string `yaml:"origins"`
+	// Headers are request headers allowed besides the ones the OpenAI and
+	// Anthropic SDKs send (authorization, content-type, x-api-key,
+	// anthropic-*, openai-*, idempotency-key, x-stainless-*,
+	// x-fusebox-session, x-fusebox-cache, cache-control).
+	Headers []string `yaml:"headers"`
+	// MaxAge is how long a browser may keep a preflight's answer.
+	// Default: 10m.
+	MaxAge time.Duration `yaml:"max_age"`
 }
 
 // Fleet tunes the state replicas share through Redis (state: redis://…).

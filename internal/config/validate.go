@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"net"
+	"net/textproto"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 func (c *Config) validate(r *report) {
 	c.checkListen(r)
 	c.checkState(r)
+	c.checkCORS(r)
 	if len(c.Providers) == 0 {
 		r.field("providers", "no providers configured (want at least one)")
 	}
@@ -81,6 +83,36 @@ func (c *Config) checkClients(r *report, aliases map[string]string) {
 // place says where a field is, "on line N", for "first …" messages.
 func (r *report) place(field string) string {
 	return "on line " + strconv.Itoa(r.lines.of(field))
+}
+
+func (c *Config) checkCORS(r *report) {
+	negatives(r, "cors", reflect.ValueOf(c.CORS))
+	for i, o := range c.CORS.Origins {
+		path := "cors.origins[" + strconv.Itoa(i) + "]"
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			r.field(path, "bad origin "+strconv.Quote(o)+" (want \"*\" or scheme://host[:port], e.g. https://app.example.com)")
+		}
+	}
+	for i, h := range c.CORS.Headers {
+		if !validHeaderName(h) {
+			r.field("cors.headers["+strconv.Itoa(i)+"]", "not a header name: "+strconv.Quote(h))
+		}
+	}
+	if len(c.CORS.Origins) == 0 && (len(c.CORS.Headers) > 0 || c.CORS.MaxAge != 0) {
+		r.field("cors", "set without origins, so it allows nothing; list the origins (or \"*\")")
+	}
+	for i, h := range c.Server.ForwardHeaders {
+		switch path := "server.forward_headers[" + strconv.Itoa(i) + "]"; {
+		case !validHeaderName(h):
+			r.field(path, "not a header name: "+strconv.Quote(h))
+		case NeverForwarded(textproto.CanonicalMIMEHeaderKey(h)):
+			r.field(path, h+" is never passed to an upstream (a credential, the connection's own, or the gateway's)")
+		}
+	}
 }
 
 func (c *Config) checkListen(r *report) {

@@ -70,3 +70,27 @@ models:
 		}
 	}
 }
+
+func TestCORSAndForwardedHeaders(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	base := "providers:\n  openai: {type: openai, keys: [k]}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n"
+	cfg, err := Parse("c.yaml", []byte(base+"cors: {origins: [\"https://app.example.com\", \"*\"]}\nserver: {forward_headers: [OpenAI-Organization]}\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CORS.MaxAge != DefaultCORSMaxAge || cfg.Server.ForwardHeaders[0] != "OpenAI-Organization" {
+		t.Fatalf("%+v %+v", cfg.CORS, cfg.Server.ForwardHeaders)
+	}
+	for doc, want := range map[string]string{
+		"cors: {origins: [app.example.com]}\n":                    `cors.origins[0]: bad origin "app.example.com"`,
+		"cors: {origins: [\"https://a.example.com/path\"]}\n":     `cors.origins[0]: bad origin`,
+		"cors: {max_age: 1m}\n":                                   "cors: set without origins",
+		"cors: {origins: [\"*\"], headers: [\"bad header\"]}\n":   `cors.headers[0]: not a header name`,
+		"server: {forward_headers: [authorization]}\n":            "server.forward_headers[0]: authorization is never passed",
+		"server: {forward_headers: [X-Fusebox-Target, Cookie]}\n": "server.forward_headers[1]: Cookie is never passed",
+	} {
+		if _, err := Parse("c.yaml", []byte(base+doc), env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", doc, err, want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:8: server.max_body_bytes: must not be negative, got -1`,
 				`f.yaml:8: server.body_timeout: must not be negative, got -5s`}},
 		{"unknown server field", with("server: {max_body: 10}"),
-			[]string{`f.yaml:8: server.max_body: unknown field (known: max_body_bytes, body_timeout, read_header_timeout, write_timeout, usage_drain, idle_timeout)`}},
+			[]string{`f.yaml:8: server.max_body: unknown field (known: max_body_bytes, body_timeout, read_header_timeout, write_timeout, usage_drain, idle_timeout, forward_headers)`}},
 		{"unknown field without suggestion", with("defaults: {zzz: 1}"),
 			[]string{`f.yaml:8: defaults.zzz: unknown field (known: breaker, retry, timeouts)`}},
 		{"unknown provider in a target", doc(

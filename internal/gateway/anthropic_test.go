@@ -445,7 +445,7 @@ func TestFieldsAnAnthropicTargetCannotServeGoToTheNext(t *testing.T) {
 func TestClientBetaHeadersReachTheUpstream(t *testing.T) {
 	claude := newUpstream(t, anthropicOK("hello from claude"))
 	oai := newUpstream(t, chatOK("openai"))
-	cfg := strings.Replace(fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"),
+	cfg := "server: {forward_headers: [OpenAI-Organization]}\n" + strings.Replace(fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"),
 		"claude: {type: anthropic,", "claude: {type: anthropic, headers: {anthropic-beta: prompt-caching-2024-07-31},", 1) + `
   - name: gpt
     targets: [{provider: openai, model: gpt-4.1}]
@@ -469,6 +469,8 @@ func TestClientBetaHeadersReachTheUpstream(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("OpenAI-Beta", "assistants=v2")
+	req.Header.Set("OpenAI-Organization", "org-client")
+	req.Header.Set("X-Unlisted", "x")
 	req.Header.Set("Anthropic-Beta", "not-for-openai")
 	req.Header.Set("Authorization", "Bearer client-secret")
 	req.Header.Set("Cookie", "session=client")
@@ -478,7 +480,8 @@ func TestClientBetaHeadersReachTheUpstream(t *testing.T) {
 	}
 	resp.Body.Close()
 	h = oai.header(0)
-	if h.Get("Openai-Beta") != "assistants=v2" || h.Get("Anthropic-Beta") != "" || h.Get("Authorization") != "Bearer ok1" || h.Get("Cookie") != "" {
+	if h.Get("Openai-Beta") != "assistants=v2" || h.Get("Openai-Organization") != "org-client" || h.Get("X-Unlisted") != "" ||
+		h.Get("Anthropic-Beta") != "" || h.Get("Authorization") != "Bearer ok1" || h.Get("Cookie") != "" {
 		t.Errorf("OpenAI upstream headers %v; want OpenAI-Beta passed, the provider's key, no cookie or anthropic flag", h)
 	}
 }

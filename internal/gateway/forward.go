@@ -3,7 +3,8 @@ package gateway
 import (
 	"net/http"
 	"net/textproto"
-	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
 // forwarded are the client headers passed to the upstream by default: beta
@@ -12,26 +13,13 @@ import (
 // to Anthropic targets, OpenAI-Beta only to OpenAI-compatible ones).
 var forwarded = []string{"Openai-Beta", "Anthropic-Beta", "Anthropic-Version"}
 
-// neverForwarded are headers no allow-list passes on: the client's
-// credentials (the upstream gets the provider's key), the connection's
-// own, and the gateway's.
-func neverForwarded(name string) bool {
-	switch name {
-	case "Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "Cookie",
-		"Host", "Content-Length", "Content-Type", "Accept", "Accept-Encoding", "Connection",
-		"Transfer-Encoding", "Te", "Trailer", "Upgrade", "Keep-Alive", "Idempotency-Key":
-		return true
-	}
-	return strings.HasPrefix(name, "X-Fusebox-")
-}
-
 // forwardHeaders returns the client's headers to pass upstream: those of
-// forwarded and of allow (canonical names), never neverForwarded ones;
+// forwarded and of allow (canonical names), never config.NeverForwarded ones;
 // nil when the client sent none of them.
 func forwardHeaders(h http.Header, allow []string) http.Header {
 	var out http.Header
 	add := func(name string) {
-		if v, ok := h[name]; ok && !neverForwarded(name) {
+		if v, ok := h[name]; ok && !config.NeverForwarded(name) {
 			if out == nil {
 				out = make(http.Header, 2)
 			}

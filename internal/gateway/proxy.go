@@ -211,7 +211,7 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
-			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, nil),
+			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.cfg.Server.ForwardHeaders),
 		}
 		if x.stream {
 			req.Prepare = x.prepare

@@ -190,7 +190,15 @@ func Check(cfg *config.Config) error {
 func (s *Server) Router() *router.Router { return s.state().router }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// serveHTTP is the server's root: CORS, then the routes.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if c := s.state().cors; c != nil && c.serve(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // authenticate returns the caller's client, or false after writing a 401.
 // With no clients configured the gateway is open.
@@ -274,7 +282,7 @@ func requestID(r *http.Request) string {
 func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, drain time.Duration) error {
 	limits := s.state().cfg.Server
 	srv := &http.Server{
-		Handler:           s.mux,
+		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: limits.ReadHeaderTimeout,
 		IdleTimeout:       limits.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

@@ -21,6 +21,7 @@ type state struct {
 	// degraded the static answers.
 	caches   map[string]*aliasCache
 	degraded map[string]config.Degraded
+	cors     *corsPolicy // nil: no origin allowed
 }
 
 // client is a gateway API key and what it may do.
@@ -75,7 +76,7 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}}
+	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}, cors: newCORS(cfg.CORS)}
 	var prevCaches map[string]*aliasCache
 	if prev != nil {
 		prevCaches = prev.caches
