@@ -485,3 +485,31 @@ func TestClientBetaHeadersReachTheUpstream(t *testing.T) {
 		t.Errorf("OpenAI upstream headers %v; want OpenAI-Beta passed, the provider's key, no cookie or anthropic flag", h)
 	}
 }
+
+// Both SDKs list and retrieve models in their own shape.
+func TestModelsInBothShapes(t *testing.T) {
+	_, gw := gateway(t, nil, twoTargets, newUpstream(t, chatOK("p")), newUpstream(t, chatOK("s")))
+	oc := newClient(gw.URL)
+	m, err := oc.Models.Get(t.Context(), "smart")
+	if err != nil || m.ID != "smart" || m.Object != "model" {
+		t.Fatalf("openai models.get: %+v %v", m, err)
+	}
+	if _, err := oc.Models.Get(t.Context(), "nope"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("openai models.get of an unknown model: %v", err)
+	}
+	ac := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+	page, err := ac.Models.List(t.Context(), anthropicsdk.ModelListParams{})
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "smart" || page.Data[0].DisplayName != "smart" || page.Data[0].Type != "model" {
+		t.Fatalf("anthropic models.list: %+v %v", page, err)
+	}
+	if page.HasMore || page.FirstID != "smart" {
+		t.Errorf("anthropic page %+v", page)
+	}
+	info, err := ac.Models.Get(t.Context(), "smart", anthropicsdk.ModelGetParams{})
+	if err != nil || info.ID != "smart" || info.Type != "model" {
+		t.Fatalf("anthropic models.get: %+v %v", info, err)
+	}
+	if _, err := ac.Models.Get(t.Context(), "nope", anthropicsdk.ModelGetParams{}); err == nil || !strings.Contains(err.Error(), "not_found_error") {
+		t.Fatalf("anthropic models.get of an unknown model: %v", err)
+	}
+}

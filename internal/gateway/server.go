@@ -116,6 +116,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
+	s.mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	s.mux.Handle("GET /metrics", s.guardMetrics(s.metrics.Handler()))
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
 	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
@@ -126,7 +127,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path +
-			". Fusebox serves POST /v1/chat/completions, POST /v1/messages, POST /v1/embeddings and GET /v1/models."
+			". Fusebox serves POST /v1/chat/completions, POST /v1/messages, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}."
 		if anthropicPath(r.URL.Path) {
 			writeAnthropicError(w, http.StatusNotFound, msg)
 			return
@@ -248,22 +249,69 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b strings.Builder
-	b.WriteString(`{"object":"list","data":[`)
-	n := 0
+	var names []string
 	for _, a := range st.router.Aliases() {
-		if c != nil && c.models != nil && !c.models[a.Name] {
-			continue
+		if c == nil || c.models == nil || c.models[a.Name] {
+			names = append(names, a.Name)
 		}
-		if n > 0 {
+	}
+	anthropic := r.Header.Get("Anthropic-Version") != ""
+	var b strings.Builder
+	if anthropic {
+		b.WriteString(`{"data":[`)
+	} else {
+		b.WriteString(`{"object":"list","data":[`)
+	}
+	for i, name := range names {
+		if i > 0 {
 			b.WriteByte(',')
 		}
-		n++
-		b.WriteString(`{"id":` + quote(a.Name) + `,"object":"model","created":0,"owned_by":"fusebox"}`)
+		b.WriteString(modelObject(name, anthropic))
 	}
-	b.WriteString("]}")
+	b.WriteString("]")
+	if anthropic {
+		first, last := "null", "null"
+		if len(names) > 0 {
+			first, last = quote(names[0]), quote(names[len(names)-1])
+		}
+		b.WriteString(`,"has_more":false,"first_id":` + first + `,"last_id":` + last)
+	}
+	b.WriteString("}")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(b.String()))
+}
+
+// handleModel answers GET /v1/models/{id}: the alias, in Anthropic's shape
+// when the request carries anthropic-version, else OpenAI's; a model the
+// client may not use is as unknown as one that does not exist.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	st := s.state()
+	c, ok := s.authenticate(st, w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	_, known := st.router.Lookup(id)
+	anthropic := r.Header.Get("Anthropic-Version") != ""
+	if !known || (c != nil && c.models != nil && !c.models[id]) {
+		msg := "The model `" + id + "` does not exist or you do not have access to it."
+		if anthropic {
+			writeAnthropicError(w, http.StatusNotFound, msg)
+			return
+		}
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", "model", msg)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(modelObject(id, anthropic)))
+}
+
+// modelObject is one model alias as the API lists it.
+func modelObject(name string, anthropic bool) string {
+	if anthropic {
+		return `{"type":"model","id":` + quote(name) + `,"display_name":` + quote(name) + `,"created_at":"1970-01-01T00:00:00Z"}`
+	}
+	return `{"id":` + quote(name) + `,"object":"model","created":0,"owned_by":"fusebox"}`
 }
 
 // requestID returns the client's X-Request-Id or a new one.
