@@ -513,3 +513,43 @@ func TestModelsInBothShapes(t *testing.T) {
 		t.Fatalf("anthropic models.get of an unknown model: %v", err)
 	}
 }
+
+// count_tokens reaches the model's Anthropic target with its own model
+// name; a model with none is answered with an estimate, marked as one.
+func TestCountTokensBothWays(t *testing.T) {
+	claude := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		if r.URL.Path != "/v1/messages/count_tokens" || r.Header.Get("X-Api-Key") != "ak1" {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad count request"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"input_tokens":42}`)
+	})
+	oai := newUpstream(t, chatOK("openai"))
+	cfg := fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1") + `
+  - name: gpt
+    targets: [{provider: openai, model: gpt-4.1}]
+`
+	_, gw := start(t, Options{}, cfg)
+	ac := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0))
+	msgs := []anthropicsdk.MessageParam{anthropicsdk.NewUserMessage(anthropicsdk.NewTextBlock("How many tokens is this sentence, roughly?"))}
+	var resp *http.Response
+	n, err := ac.Messages.CountTokens(t.Context(), anthropicsdk.MessageCountTokensParams{Model: "smart", Messages: msgs}, aoption.WithResponseInto(&resp))
+	if err != nil || n.InputTokens != 42 || resp.Header.Get("X-Fusebox-Token-Count") != "" {
+		t.Fatalf("counted by Anthropic: %+v %v", n, err)
+	}
+	if b := claude.bodies[0]; !strings.Contains(b, `"model":"claude-opus-4-7"`) {
+		t.Errorf("Anthropic was asked to count for %s; want its own model name", b)
+	}
+	n, err = ac.Messages.CountTokens(t.Context(), anthropicsdk.MessageCountTokensParams{Model: "gpt", Messages: msgs}, aoption.WithResponseInto(&resp))
+	if err != nil || n.InputTokens < 5 || n.InputTokens > 40 || resp.Header.Get("X-Fusebox-Token-Count") != "estimate" {
+		t.Fatalf("estimated: %+v %v (%v)", n, err, resp.Header)
+	}
+	if oai.calls() != 0 {
+		t.Error("the OpenAI target was sent a count")
+	}
+	if _, err := ac.Messages.CountTokens(t.Context(), anthropicsdk.MessageCountTokensParams{Model: "nope", Messages: msgs}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("an unknown model: %v", err)
+	}
+}

@@ -114,6 +114,7 @@ func New(o Options) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)

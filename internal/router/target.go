@@ -1,6 +1,8 @@
 package router
 
 import (
+	"context"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -177,4 +179,22 @@ func (k *Key) usable(now int64) (bool, int64) {
 		return false, 0
 	}
 	return d <= now, d
+}
+
+// SendNative sends the client's own Messages body (its model already the
+// target's) to t, once, outside any walk: one of its usable keys, and no
+// breaker, limits or retries, for calls that cost nothing such as counting
+// tokens. It reports false, sending nothing, when t's upstream does not
+// speak Messages, its breaker is open, or it has no usable key.
+func (r *Router) SendNative(ctx context.Context, t *Target, path string, body []byte) (*http.Response, bool, error) {
+	ms, ok := t.prov.up.(messagesSpeaker)
+	if !ok || !ms.SpeaksMessages() || t.breaker.State() == breaker.StateOpen {
+		return nil, false, nil
+	}
+	k, _ := t.pickKey(r.now())
+	if k == nil {
+		return nil, false, nil
+	}
+	resp, err := t.prov.up.Send(ctx, &Call{Path: path, Model: t.Model, Key: k.secret, Native: body})
+	return resp, true, err
 }

@@ -215,6 +215,10 @@ func (u *Upstream) setHeaders(h http.Header, c *router.Call, stream bool) {
 	}
 }
 
+// CountTokensPath is the Call.Path of a native count_tokens request: its
+// Native body goes to /v1/messages/count_tokens.
+const CountTokensPath = "/messages/count_tokens"
+
 // joinBeta returns the configured anthropic-beta flags and the client's,
 // each once, configured first.
 func joinBeta(configured, client []string) string {
@@ -284,7 +288,11 @@ func (u *Upstream) SpeaksMessages() bool { return true }
 // Anthropic gave it: nothing is lost to a round trip through the chat
 // format (cache_control on system, thinking, …).
 func (u *Upstream) sendNative(ctx context.Context, c *router.Call) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.endpoint, bytes.NewReader(c.Native))
+	endpoint := u.endpoint // …/messages
+	if c.Path == CountTokensPath {
+		endpoint += "/count_tokens"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(c.Native))
 	if err != nil {
 		return nil, err
 	}
