@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"io"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -18,9 +19,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Version = "set" // makes cobra add --version; the template is the whole line
+	root.SetVersionTemplate(versionLine(debug.ReadBuildInfo) + "\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand(), benchCommand())
+	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand(), benchCommand(), versionCommand(), healthCommand(), configCommand())
 	return root.ExecuteContext(ctx)
 }

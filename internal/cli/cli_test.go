@@ -76,11 +76,11 @@ func TestServeRefusesBrokenConfigAndStopsCleanly(t *testing.T) {
 	if err := Run(context.Background(), []string{"serve", "--config", bad}, &out, &out); err == nil || !strings.Contains(err.Error(), "nothing started") {
 		t.Fatalf("serve with a broken config: %v\n%s", err, out.String())
 	}
-	open := write(t, "listen: 0.0.0.0:0\nproviders:\n  openai: {type: openai, keys: [k]}\n")
+	open := write(t, "listen: 0.0.0.0:0\nproviders:\n  openai: {type: openai, keys: [k]}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n")
 	if err := Run(context.Background(), []string{"serve", "--config", open}, &out, &out); err == nil || !strings.Contains(err.Error(), "--allow-open") {
 		t.Fatalf("serve open to the network without client keys: %v", err)
 	}
-	good := write(t, "listen: 127.0.0.1:0\nproviders:\n  openai: {type: openai, keys: [k]}\n")
+	good := write(t, "listen: 127.0.0.1:0\nproviders:\n  openai: {type: openai, keys: [k]}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {

@@ -84,7 +84,13 @@ func runServe(ctx context.Context, o serveOptions, logOut io.Writer) error {
 	go reloadOnHangup(ctx, hup, srv, log)
 	log.Info("fusebox listening", "addr", ln.Addr().String(), "models", len(cfg.Models), "providers", len(cfg.Providers))
 	defer srv.Close()
-	return srv.ListenAndServe(ctx, ln, o.drain)
+	err = srv.ListenAndServe(ctx, ln, o.drain)
+	if err != nil {
+		log.Error("fusebox stopped", "error", err.Error())
+	} else {
+		log.Info("fusebox stopped", "addr", ln.Addr().String())
+	}
+	return err
 }
 
 // reloadOnHangup reloads the configuration at each SIGHUP until ctx ends.

@@ -14,7 +14,12 @@ func validateCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a configuration file and say exactly what is wrong",
-		Args:  cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("usage: fusebox validate FILE (one configuration file, e.g. fusebox validate fusebox.yaml)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runValidate(args[0], cmd.OutOrStdout())
 		},

@@ -50,6 +50,7 @@ type Server struct {
 	opts    Options
 	metrics *metrics.Metrics
 	log     *slog.Logger
+	events  events // what the log says happened, once each
 	clk     clock.Clock
 	mux     *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
@@ -84,7 +85,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: o, log: log, clk: clock.Or(o.Clock),
+	s := &Server{opts: o, log: log, events: events{log: log}, clk: clock.Or(o.Clock),
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
 	if !o.NoMetrics {
 		s.metrics = metrics.New()
@@ -149,12 +150,6 @@ func (s *Server) guardMetrics(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// keyDisabled logs a provider key taken out of rotation.
-func (s *Server) keyDisabled(e router.KeyEvent) {
-	s.log.Warn("API key taken out of rotation", "key", e.Key, "target", e.Target, "verdict", e.Verdict.Kind.String(),
-		"code", e.Verdict.Code, "message", e.Verdict.Message, "for", e.For.String())
 }
 
 // budgetsLeft reports each budgeted client's remaining spend.

@@ -55,7 +55,8 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 			on(t)
 		}
 	}
-	spec.OnKeyDisabled = s.keyDisabled
+	s.events.hook(&spec)
+	spec.OnKeyDisabled = s.events.keyEvent
 	if f := s.fleet; f != nil {
 		spec.Share = f.Join
 		spec.Sessions = f
