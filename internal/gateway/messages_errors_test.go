@@ -42,7 +42,7 @@ func TestMessagesErrorsAreAnthropics(t *testing.T) {
 		t.Errorf("bad key: %d", code)
 	}
 	anthropicShape("bad key", m, "authentication_error")
-	code, m = send("/v1/messages/count_tokens", map[string]string{"x-api-key": "good-key"}, ok)
+	code, m = send("/v1/messages/batches", map[string]string{"x-api-key": "good-key"}, ok)
 	if code != 404 {
 		t.Errorf("unknown path under /v1/messages: %d", code)
 	}
