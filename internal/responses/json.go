@@ -1,0 +1,132 @@
+package responses
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// The package writes its JSON by appending to a byte slice: compact, in a
+// fixed member order, never a line break (an event's data must be one
+// line), and strings escaped as encoding/json escapes them.
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string: quotes, backslashes, control
+// characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
+func appendString[S string | []byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendKey appends "name": after a comma unless the object was just
+// opened.
+func appendKey(b []byte, name string) []byte {
+	if n := len(b); n > 0 && b[n-1] != '{' && b[n-1] != '[' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+// appendStringMember appends "name":"value".
+func appendStringMember(b []byte, name, value string) []byte {
+	return appendString(appendKey(b, name), value)
+}
+
+// appendStringOrNull appends "name":"value", or "name":null when value
+// is empty.
+func appendStringOrNull(b []byte, name, value string) []byte {
+	b = appendKey(b, name)
+	if value == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, value)
+}
+
+// appendRaw appends "name": and a raw JSON value, or def when raw is nil.
+func appendRaw(b []byte, name string, raw []byte, def string) []byte {
+	b = appendKey(b, name)
+	if raw == nil {
+		return append(b, def...)
+	}
+	return append(b, raw...)
+}
+
+func appendInt(b []byte, name string, n int64) []byte {
+	return strconv.AppendInt(appendKey(b, name), n, 10)
+}
+
+func appendBool(b []byte, name string, v bool) []byte {
+	return strconv.AppendBool(appendKey(b, name), v)
+}
+
+// compact appends the valid JSON value raw to b without white space
+// outside strings, invalid UTF-8 (only possible inside strings) replaced
+// by U+FFFD: a client's value written on as it is, on one line.
+func compact(b, raw []byte) []byte {
+	start := len(b)
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; c {
+		case '"':
+			end := stringEnd(raw, i)
+			b = append(b, raw[i:end]...)
+			i = end
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			j := i + 1
+			for j < len(raw) && raw[j] != '"' && raw[j] > ' ' {
+				j++
+			}
+			b = append(b, raw[i:j]...)
+			i = j
+		}
+	}
+	if !utf8.Valid(b[start:]) {
+		fixed := []byte(string([]rune(string(b[start:]))))
+		b = append(b[:start], fixed...)
+	}
+	return b
+}
