@@ -50,6 +50,9 @@ type Config struct {
 	Server Server `yaml:"server"`
 	// CORS lets browser apps call the gateway; off by default.
 	CORS CORS `yaml:"cors"`
+	// Responses bounds the store of the Responses API's stored responses
+	// (store: true, previous_response_id, GET /v1/responses/{id}).
+	Responses ResponseStore `yaml:"responses"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -438,6 +441,25 @@ type Server struct {
 	// x-api-key, api-key, cookies), the connection's own headers and
 	// x-fusebox-* are never passed, listed or not.
 	ForwardHeaders []string `yaml:"forward_headers"`
+}
+
+// ResponseStore is where the Responses API keeps the responses made with
+// store: true, each readable only by the client key that made it, and
+// bounded per client key. For example:
+//
+//	responses: {dir: /var/lib/fusebox/responses, max_bytes: 268435456, ttl: 720h}
+type ResponseStore struct {
+	// Dir keeps them in files there, one per response, written atomically,
+	// so they survive a restart. "": in memory, lost at a restart.
+	Dir string `yaml:"dir"`
+	// MaxEntries bounds the responses kept in memory per client key.
+	// 0: 1000.
+	MaxEntries int `yaml:"max_entries"`
+	// MaxBytes bounds their size per client key: 0 means 64 MiB in
+	// memory, 256 MiB in a dir. Past it the oldest go.
+	MaxBytes int `yaml:"max_bytes"`
+	// TTL is how long a response is kept in a dir. 0: until pushed out.
+	TTL time.Duration `yaml:"ttl"`
 }
 
 // CORS lets browser apps on other origins call the gateway. Off unless

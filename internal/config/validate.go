@@ -22,6 +22,7 @@ func (c *Config) validate(r *report) {
 	c.checkListen(r)
 	c.checkState(r)
 	c.checkCORS(r)
+	negatives(r, "responses", reflect.ValueOf(c.Responses))
 	if len(c.Providers) == 0 {
 		r.field("providers", "no providers configured (want at least one)")
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,6 +42,7 @@ func newUpstream(t *testing.T, handle func(w http.ResponseWriter, r *http.Reques
 	u := &upstream{handle: handle}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b)) // the handler may read it too
 		u.mu.Lock()
 		u.reqs = append(u.reqs, r)
 		u.bodies = append(u.bodies, string(b))

@@ -37,9 +37,11 @@ type exchange struct {
 	stream bool
 	// messages: the client speaks Anthropic's Messages API; model is the
 	// model it asked for, named in translated answers.
-	messages  bool
-	model     string
-	native    []byte // the client's Messages body, for targets that take it as it is
+	messages bool
+	model    string
+	native   []byte // the client's Messages body, for targets that take it as it is
+	// resp, for a Responses API request, is its translation's state.
+	resp      *respExchange
 	fields    aireq.Fields
 	client    string  // the client key's name, "" with none
 	clientRef *client // the client, nil with none
@@ -116,6 +118,13 @@ func (x *exchange) badRequest(param, msg string) {
 // handleProxy serves an operation that goes to a target: chat completions
 // (which may stream) and embeddings.
 func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc {
+	return s.handleAPI(path, chat, messages, false)
+}
+
+// handleAPI serves an operation that goes to a target, in the client's
+// API: OpenAI's chat and embeddings, Anthropic's Messages (messages), or
+// OpenAI's Responses (responses), the last two translated to chat.
+func (s *Server) handleAPI(path string, chat, messages, responses bool) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		w := &recorder{ResponseWriter: rw}
 		x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
@@ -128,6 +137,14 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 		body, ok := x.readBody()
 		if !ok {
 			return
+		}
+		if responses {
+			if c != nil {
+				x.client = c.name // the owner of stored responses
+			}
+			if body, ok = x.fromResponses(body); !ok {
+				return
+			}
 		}
 		if messages {
 			nf := aireq.Scan(body)
@@ -460,6 +477,13 @@ func (x *exchange) serve(ctx context.Context) {
 		if x.messages {
 			x.headers(a, x.s.clk.Now())
 			if x.serveMessages(a) {
+				return
+			}
+			continue // nothing sent yet: on to the next target
+		}
+		if x.resp != nil {
+			x.headers(a, x.s.clk.Now())
+			if x.serveResponses(a) {
 				return
 			}
 			continue // nothing sent yet: on to the next target

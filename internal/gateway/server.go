@@ -20,6 +20,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
+	"github.com/fuseboxhq/fusebox/internal/responses"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
@@ -51,8 +52,10 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	events  events // what the log says happened, once each
-	clk     clock.Clock
-	mux     *http.ServeMux
+	// responses keeps the Responses API's stored responses.
+	responses responses.Store
+	clk       clock.Clock
+	mux       *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
 	readers sync.Pool
 	// idem keeps idempotent answers across reloads.
@@ -87,6 +90,10 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, log: log, events: events{log: log}, clk: clock.Or(o.Clock),
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
+	var err error
+	if s.responses, err = newResponseStore(o.Config.Responses, o.Clock); err != nil {
+		return nil, err
+	}
 	if !o.NoMetrics {
 		s.metrics = metrics.New()
 	}
@@ -116,6 +123,11 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
+	s.mux.HandleFunc("POST /v1/responses", s.handleAPI("/chat/completions", true, false, true))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.handleStoredResponse)
+	s.mux.HandleFunc("GET /v1/responses/{id}/{what}", s.handleStoredResponse)
+	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleStoredResponse)
+	s.mux.HandleFunc("POST /v1/responses/{id}/cancel", s.handleCancelResponse)
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
@@ -129,7 +141,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path +
-			". Fusebox serves POST /v1/chat/completions, POST /v1/messages, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}."
+			". Fusebox serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}."
 		if anthropicPath(r.URL.Path) {
 			writeAnthropicError(w, http.StatusNotFound, msg)
 			return

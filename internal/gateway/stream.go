@@ -193,7 +193,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 	var asm *cache.Assembler
 	// Messages answers are kept as sent; a continued one is not an answer
 	// of one target to keep.
-	if limit := x.keepLimit(); limit > 0 && !x.messages && x.prev == nil {
+	if limit := x.keepLimit(); limit > 0 && !x.messages && x.resp == nil && x.prev == nil {
 		asm = cache.NewAssembler(limit)
 	}
 	for i := 0; ; {
@@ -291,8 +291,8 @@ func (x *exchange) commit(a *router.Attempt) {
 	x.w.Header().Set("Trailer", trailer)
 	x.writeDeadline()
 	x.w.WriteHeader(http.StatusOK)
-	if x.messages {
-		x.captureForReplay()
+	if x.messages || x.resp != nil {
+		x.captureForReplay() // kept as sent, for idempotent replays
 	}
 }
 
@@ -308,7 +308,7 @@ func (x *exchange) complete(a *router.Attempt, asm *cache.Assembler, out sink, e
 	}
 	out.Write(end)
 	out.Close()
-	if x.messages {
+	if x.messages || x.resp != nil {
 		x.keepSent("text/event-stream", a.Target.Name)
 	}
 }
@@ -453,6 +453,8 @@ func (x *exchange) sink(a *router.Attempt) sink {
 		return nativeSink{sse.NewWriter(x.w)}
 	case x.messages:
 		return newAnthropicSink(x.w, x.model)
+	case x.resp != nil:
+		return x.newResponsesSink()
 	}
 	return openaiSink{sse.NewWriter(x.w)}
 }
