@@ -11,15 +11,63 @@
 //     one token per word, Output.Tokens long (cut at the request's
 //     max_tokens or max_completion_tokens, with finish_reason "length").
 //     usage counts the prompt as about a token per 4 bytes of each
-//     message's text, plus 3 per message and 3 per call. A stream sends a
-//     role chunk, content chunks of Output.ChunkTokens tokens, a finish
-//     chunk, a usage chunk when stream_options.include_usage is set, and
-//     data: [DONE].
+//     message's text, plus 3 per message and 3 per call, plus a token per
+//     4 bytes of the tools' definitions. A stream sends a role chunk,
+//     content chunks of Output.ChunkTokens tokens, a finish chunk, a usage
+//     chunk when stream_options.include_usage is set, and data: [DONE].
+//   - POST /v1/messages, Anthropic's Messages API, translated to a chat
+//     completion and back (tools become tool_use blocks with toolu_ ids,
+//     streamed as input_json_delta events; tool_result blocks count as
+//     tool results), and POST /v1/messages/count_tokens, which answers
+//     {"input_tokens": N} with the same prompt count, at once, free of
+//     faults and limits and not counted in Stats.
+//   - POST /v1/responses, the Responses API, streamed or not: a response
+//     whose output is an assistant message (one output_text part) or
+//     function_call items, with usage input_tokens, output_tokens and
+//     total_tokens; cut at max_output_tokens (16 or more), it is
+//     "incomplete". A stream sends named events numbered by
+//     sequence_number from 0: response.created, response.in_progress,
+//     response.output_item.added, response.content_part.added, a
+//     response.output_text.delta per chunk, response.output_text.done,
+//     response.content_part.done, response.output_item.done (for a
+//     function call: output_item.added, function_call_arguments.delta
+//     chunks, function_call_arguments.done, output_item.done), then
+//     response.completed (response.incomplete when cut). Nothing is
+//     stored: previous_response_id and store are not read.
 //   - POST /v1/embeddings: unit vectors drawn from the seed and the input
 //     text (the same text always embeds the same), float or base64,
 //     Output.Dimensions long unless the request gives dimensions.
 //   - GET /v1/models and GET /v1/models/{id}: Config.Models, or
 //     DefaultModels.
+//
+// Tools (chat, messages and responses): a request with function tools
+// gets tool calls instead of text when tool_choice is "required" or names
+// a function, and with "auto" (or none given) when the last message is
+// the user's; never with "none". The tool is drawn from the seed; when
+// there are several tools and parallel_tool_calls is not false, a coin
+// flip makes two calls of different tools. Arguments are a JSON object
+// drawn from the tool's parameters schema (type, enum, const, properties
+// and required, items, the bounds of strings, numbers and arrays, common
+// formats, anyOf/oneOf/allOf and local $ref; recursion and size are
+// bounded and anything else is left unchecked; no schema gives {}). A
+// chat answer has message.tool_calls (ids call_…), content null and
+// finish_reason "tool_calls"; streamed, each call arrives by index: a
+// chunk with its id, type and name and empty arguments, then its
+// arguments in chunks of Output.ChunkTokens tokens (a token is 4 bytes of
+// JSON). Tool calls are not cut at max_tokens. After tool results (role
+// tool messages, function_call_output items, tool_result blocks) the
+// answer is text that starts by quoting them ("Tool result: …."). Names
+// must match ^[a-zA-Z0-9_-]{1,64}$, parameters must be an object schema,
+// and a request holds at most 128 tools; otherwise the answer is a 400
+// naming the parameter, in the API's error shape.
+//
+// Chat completions also take n (1 to 8; more is a 400
+// integer_above_max_value): n choices, each its own text (the first is
+// the text n = 1 gets), streamed by index, usage counting them all; and
+// response_format (text.format for the Responses API): json_object gives
+// {"reply": text}; json_schema gives a document drawn from its schema as
+// tool arguments are. JSON content counts a token per 4 bytes and, cut at
+// max_tokens, is left broken, as a provider leaves it.
 //
 // Latency: a non-streamed call takes a draw from a log-normal with
 // Latency.Median and Latency.P99; a stream sends its headers and first
@@ -34,9 +82,9 @@
 // gets 429 rate_limit_exceeded with Retry-After and retry-after-ms, unless
 // Limits.HeadersOnly.
 //
-// Determinism: every random draw (fault fractions, latency, reply text)
-// comes from one PCG source seeded with Config.Seed, drawn under a mutex in
-// request order. Two Servers with the same Config that receive the same
+// Determinism: every random draw (fault fractions, latency, reply text,
+// tool calls and their ids, JSON documents) comes from one PCG source
+// seeded with Config.Seed, drawn under a mutex in request order. Two Servers with the same Config that receive the same
 // requests in the same order at the same clock times answer identically.
 //
 // # Faults
@@ -49,10 +97,13 @@
 // queue_full) come at once, after any spike: combine a storm with a spike
 // for slow errors. Scheduled faults (Config.Faults) count From and To from
 // Config.Start; live faults, set with SetFaults or the control endpoint,
-// count from when they were set.
+// count from when they were set. Faults hit the Responses API as they hit
+// chat completions; in its streams, a stream_error is a response.failed
+// event and a no_done fault leaves out response.completed.
 //
-// Server.Stats, and GET /sim/stats, count calls received, how they ended
-// (Outcome) and the tokens they carried and were billed.
+// Server.Stats, and GET /sim/stats, count calls received (in all, and by
+// API), how they ended (Outcome) and the tokens they carried and were
+// billed.
 //
 // # Control endpoints
 //

@@ -51,7 +51,7 @@ func (r *embeddingRequest) inputs() ([]string, int, bool) {
 }
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
-	s.stats.calls.Add(1)
+	s.stats.receive(apiEmbeddings)
 	var req embeddingRequest
 	if !s.readRequest(w, r, &req) {
 		return

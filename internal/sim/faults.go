@@ -15,8 +15,10 @@ import (
 // format and of the control endpoint.
 type FaultKind string
 
-// The kinds of fault. Unless noted, a fault applies to chat completions and
-// embeddings, streamed or not; GET /v1/models and /sim/ never fail.
+// The kinds of fault. Unless noted, a fault applies to chat completions,
+// messages, responses and embeddings, streamed or not; GET /v1/models,
+// count_tokens and /sim/ never fail. "Content chunks" of a Responses
+// stream are its delta events.
 const (
 	// ErrorStorm answers with Status (500, 502, 503, 504 or 529; 0: 503) at
 	// once. 5xx bodies are OpenAI-shaped ({"error":{"type":"server_error"}});
@@ -50,7 +52,8 @@ const (
 	// StreamError applies to streams only: after the role chunk and
 	// AfterChunks content chunks, an error event
 	// (data: {"error":{"type":"server_error",…}}) inside the 200 stream,
-	// which then ends without data: [DONE].
+	// which then ends without data: [DONE]. A Responses stream gets a
+	// response.failed event whose response.error has code server_error.
 	StreamError FaultKind = "stream_error"
 	// NoDone applies to streams only: the stream carries the whole answer
 	// (every content chunk, the chunk with the finish_reason, the usage
@@ -58,7 +61,9 @@ const (
 	// some proxies and self-hosted servers do. OpenAI's SDKs stop at the
 	// end of the body and see a complete answer; a client that waits for
 	// [DONE] sees a stream cut short. The call is billed in full. Through
-	// /v1/messages, whose streams have no [DONE], it changes nothing.
+	// /v1/messages, whose streams have no [DONE], it changes nothing; a
+	// Responses stream ends after its last response.output_item.done,
+	// without response.completed.
 	NoDone FaultKind = "no_done"
 )
 

@@ -90,69 +90,12 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *plan, stream 
 	return true
 }
 
-// chatRequest is the part of a chat completion request the sim reads.
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	MaxTokens           int `json:"max_tokens"`
-	MaxCompletionTokens int `json:"max_completion_tokens"`
-}
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) { s.serveChat(w, r, apiChat) }
 
-type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// promptTokens counts a request's prompt as OpenAI roughly does: a token
-// per 4 bytes of each message's text (rounded up), plus 3 per message and
-// 3 for the reply's priming.
-func (r *chatRequest) promptTokens() int {
-	n := 3
-	for _, m := range r.Messages {
-		n += 3 + (textLen(m.Content)+3)/4
-	}
-	return n
-}
-
-// textLen returns the length of a message's text: a string, or the text
-// parts of an array of content parts.
-func textLen(raw json.RawMessage) int {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return len(s)
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) == nil {
-		n := 0
-		for _, p := range parts {
-			n += len(p.Text)
-		}
-		return n
-	}
-	return len(raw)
-}
-
-// replyLen returns the reply's length in tokens and its finish reason.
-func (s *Server) replyLen(r *chatRequest) (int, string) {
-	n := s.cfg.Output.tokens()
-	limit := r.MaxCompletionTokens
-	if limit <= 0 {
-		limit = r.MaxTokens
-	}
-	if limit > 0 && limit < n {
-		return limit, "length"
-	}
-	return n, "stop"
-}
-
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	s.stats.calls.Add(1)
+// serveChat answers a chat completion that came by API a: chat
+// completions, or messages through the translation.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a api) {
+	s.stats.receive(a)
 	var req chatRequest
 	if !s.readRequest(w, r, &req) {
 		return
@@ -164,31 +107,33 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !s.checkModel(w, req.Model) {
 		return
 	}
+	k, bad := req.ask()
+	if bad != nil {
+		s.badRequest(w, http.StatusBadRequest, bad.param, bad.code, bad.msg)
+		return
+	}
+	k.anthropicIDs = a == apiMessages
 	prompt := req.promptTokens()
 	s.stats.input.Add(int64(prompt))
-	n, finish := s.replyLen(&req)
-	p := s.decide(req.Stream, prompt+n)
+	p := s.decide(req.Stream, prompt+s.budget(&k))
 	if s.refuse(w, r, &p, req.Stream) {
 		return
 	}
 	c := call{id: "chatcmpl-sim-" + strconv.FormatUint(p.id, 10), created: p.now.Unix(), model: req.Model,
-		tokens: replyTokens(p.seed, n), finish: finish, prompt: prompt}
+		answers: s.answers(&k, p.seed), prompt: prompt}
 	if req.Stream {
-		s.stream(w, r, &p, &c, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		f := &chatStream{c: &c, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+		s.stream(w, r, &p, &streamer{s: s, prompt: prompt, answers: c.answers}, f)
 		return
 	}
 	if err := s.sleep(r.Context(), p.wait+p.extra); err != nil {
 		s.stats.finish(OutcomeCanceled)
 		return
 	}
-	s.stats.bill(prompt, n)
+	s.stats.bill(prompt, c.completionTokens())
 	s.stats.finish(OutcomeOK)
 	p.limit.headers.set(w.Header())
-	writeJSON(w, http.StatusOK, completion{
-		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-		Choices: []choice{{Message: message{Role: "assistant", Content: strings.Join(c.tokens, "")}, FinishReason: finish}},
-		Usage:   c.usage(n), SystemFingerprint: fingerprint,
-	})
+	writeJSON(w, http.StatusOK, c.completion())
 }
 
 // fingerprint is the system_fingerprint of every answer.
@@ -199,13 +144,45 @@ type call struct {
 	id      string
 	created int64
 	model   string
-	tokens  []string // the reply
-	finish  string
-	prompt  int // prompt tokens
+	answers []answer // a choice each
+	prompt  int      // prompt tokens
 }
 
-func (c *call) usage(completionTokens int) usage {
-	return usage{PromptTokens: c.prompt, CompletionTokens: completionTokens, TotalTokens: c.prompt + completionTokens}
+// completionTokens counts the tokens of every choice.
+func (c *call) completionTokens() int { return completionTokens(c.answers) }
+
+func completionTokens(answers []answer) int {
+	n := 0
+	for i := range answers {
+		n += answers[i].completionTokens()
+	}
+	return n
+}
+
+func (c *call) usage() usage {
+	n := c.completionTokens()
+	return usage{PromptTokens: c.prompt, CompletionTokens: n, TotalTokens: c.prompt + n}
+}
+
+// completion returns the call's non-streamed answer.
+func (c *call) completion() completion {
+	choices := make([]choice, len(c.answers))
+	for i := range c.answers {
+		a := &c.answers[i]
+		m := message{Role: "assistant"}
+		if a.calls != nil {
+			m.ToolCalls = make([]toolCallJSON, len(a.calls))
+			for j, tc := range a.calls {
+				m.ToolCalls[j] = toolCallJSON{ID: tc.id, Type: "function", Function: functionJSON{Name: tc.name, Arguments: tc.args}}
+			}
+		} else {
+			text := a.content()
+			m.Content = &text
+		}
+		choices[i] = choice{Index: i, Message: m, FinishReason: a.finish}
+	}
+	return completion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: choices, Usage: c.usage(), SystemFingerprint: fingerprint}
 }
 
 type completion struct {
@@ -225,10 +202,24 @@ type choice struct {
 	FinishReason string    `json:"finish_reason"`
 }
 
+// message is an answer's message; its content is null when it holds tool
+// calls.
 type message struct {
-	Role    string  `json:"role"`
-	Content string  `json:"content"`
-	Refusal *string `json:"refusal"`
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	Refusal   *string        `json:"refusal"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+type toolCallJSON struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function functionJSON `json:"function"`
+}
+
+type functionJSON struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 type usage struct {
@@ -316,11 +307,14 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 
 // allowed lists the methods of each fixed path, for 405 answers.
 var allowed = map[string]string{
-	"/v1/chat/completions": "POST",
-	"/v1/embeddings":       "POST",
-	"/v1/models":           "GET",
-	"/sim/faults":          "GET, POST, DELETE",
-	"/sim/stats":           "GET",
+	"/v1/chat/completions":      "POST",
+	"/v1/messages":              "POST",
+	"/v1/messages/count_tokens": "POST",
+	"/v1/responses":             "POST",
+	"/v1/embeddings":            "POST",
+	"/v1/models":                "GET",
+	"/sim/faults":               "GET, POST, DELETE",
+	"/sim/stats":                "GET",
 }
 
 // handleNotFound answers what no route takes: 405 on a known path, 404

@@ -123,7 +123,7 @@ func TestStreamShape(t *testing.T) {
 	rec = serve(s2, "POST", "/v1/chat/completions", strings.Replace(body, `"stream":true`, `"stream":false`, 1))
 	var cc completion
 	json.Unmarshal(rec.Body.Bytes(), &cc)
-	if got := cc.Choices[0].Message.Content; got != text.String() {
+	if got := *cc.Choices[0].Message.Content; got != text.String() {
 		t.Errorf("streamed %q, not streamed %q; want the same text from the same seed", text.String(), got)
 	}
 }
@@ -219,7 +219,8 @@ func TestBadRequests(t *testing.T) {
 		{"POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, 400, "model"},
 		{"POST", "/v1/embeddings", `{"model":"m","input":[]}`, 400, "input"},
 		{"POST", "/v1/embeddings", `{"model":"m","input":"x","encoding_format":"hex"}`, 400, "encoding_format"},
-		{"POST", "/v1/responses", `{}`, 404, ""},
+		{"POST", "/v1/responses", `{"model":"m"}`, 400, "input"},
+		{"POST", "/v1/completions", `{}`, 404, ""},
 	} {
 		rec := serve(s, tc.method, tc.path, tc.body)
 		var e struct {
@@ -237,8 +238,8 @@ func TestBadRequests(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want %d with param %q", tc.method, tc.path, tc.body, rec.Code, rec.Body, tc.status, tc.param)
 		}
 	}
-	if st := s.Stats(); st.Outcomes[OutcomeBadRequest] != 5 || st.Calls != 5 {
-		t.Errorf("stats = %+v, want 5 bad requests (the unknown URL is not an API call)", st)
+	if st := s.Stats(); st.Outcomes[OutcomeBadRequest] != 6 || st.Calls != 6 || st.APIs["responses"] != 1 {
+		t.Errorf("stats = %+v, want 6 bad requests, 1 of them responses (the unknown URL is not an API call)", st)
 	}
 	if rec := serve(s, "GET", "/v1/chat/completions", ""); rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("GET chat: %d, want 405", rec.Code)

@@ -16,9 +16,11 @@ import (
 // handleMessages serves Anthropic's Messages API (POST /v1/messages) by
 // translating the request to a chat completion, answering it as the chat
 // endpoint would — latency, faults, stats and all — and translating the
-// answer back: JSON, stream or error. Faults apply as for chat; a reset
-// cannot cut the connection through the translation and ends the answer
-// early instead.
+// answer back: JSON, stream or error. Tools become function tools and
+// tool_result blocks tool messages, so tool calls come back as tool_use
+// blocks (ids toolu_…, stop_reason tool_use; streamed as input_json_delta
+// events). Faults apply as for chat; a reset cannot cut the connection
+// through the translation and ends the answer early instead.
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -36,7 +38,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	pr, pw := io.Pipe()
 	pipe := &pipeWriter{header: http.Header{}, pw: pw, started: make(chan int, 1)}
 	go func() {
-		s.handleChat(pipe, inner)
+		s.serveChat(pipe, inner, apiMessages)
 		pipe.start(http.StatusOK)
 		pw.Close()
 	}()
@@ -126,4 +128,37 @@ func (p *pipeWriter) Flush() {}
 // Hijack is refused: a reset ends the translated answer early instead.
 func (p *pipeWriter) Hijack() (any, any, error) {
 	return nil, nil, errors.New("sim: no connection to hijack behind /v1/messages")
+}
+
+// handleCountTokens serves POST /v1/messages/count_tokens: the prompt
+// tokens the Messages request in the body would be billed, counted as for
+// the chat completion it translates to, as {"input_tokens": N}. It has no
+// latency, faults or limits, and Stats do not count it.
+func (s *Server) handleCountTokens(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		status := http.StatusBadRequest
+		if errors.As(err, new(*http.MaxBytesError)) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeAnthropicError(w, status, anthropic.ErrorType(status), "Could not read the request body.")
+		return
+	}
+	chat, err := anthropic.FromMessagesRequest(body)
+	var req chatRequest
+	if err == nil {
+		err = json.Unmarshal(chat, &req)
+	}
+	switch {
+	case err != nil:
+		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case req.Model == "":
+		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", "model: Field required")
+	case s.models != nil && !s.models[req.Model]:
+		writeAnthropicError(w, http.StatusNotFound, "not_found_error", "model: "+req.Model)
+	default:
+		writeJSON(w, http.StatusOK, struct {
+			InputTokens int `json:"input_tokens"`
+		}{req.promptTokens()})
+	}
 }

@@ -31,14 +31,19 @@ var outcomes = [...]Outcome{
 	OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
 }
 
-// Stats counts the API calls a Server received (chat completions and
-// embeddings; not /v1/models or /sim/).
+// Stats counts the API calls a Server received (chat completions,
+// messages, responses and embeddings; not /v1/models, count_tokens or
+// /sim/).
 type Stats struct {
 	// Name is the Server's name.
 	Name string `json:"name"`
 	// Calls counts calls received. Those still running are in Calls but
 	// not yet in Outcomes.
 	Calls int64 `json:"calls"`
+	// APIs counts the calls received by API: chat.completions, messages,
+	// responses and embeddings, every one present, zero or not; they add up
+	// to Calls.
+	APIs map[string]int64 `json:"apis"`
 	// Outcomes counts finished calls by how they ended; every Outcome is
 	// present, zero or not.
 	Outcomes map[Outcome]int64 `json:"outcomes"`
@@ -69,6 +74,10 @@ func (s Stats) Sub(earlier Stats) Stats {
 	for k, v := range earlier.Outcomes {
 		d.Outcomes[k] -= v
 	}
+	d.APIs = maps.Clone(s.APIs)
+	for k, v := range earlier.APIs {
+		d.APIs[k] -= v
+	}
 	d.Calls -= earlier.Calls
 	d.InputTokens -= earlier.InputTokens
 	d.BilledInputTokens -= earlier.BilledInputTokens
@@ -76,13 +85,33 @@ func (s Stats) Sub(earlier Stats) Stats {
 	return d
 }
 
+// api names an API, as counted in Stats.APIs.
+type api int
+
+const (
+	apiChat api = iota
+	apiMessages
+	apiResponses
+	apiEmbeddings
+)
+
+// apiNames are the names of the APIs in Stats.APIs, by api.
+var apiNames = [...]string{apiChat: "chat.completions", apiMessages: "messages", apiResponses: "responses", apiEmbeddings: "embeddings"}
+
 // counters are a Server's live counts, updated without a lock.
 type counters struct {
 	calls     atomic.Int64
+	apis      [len(apiNames)]atomic.Int64
 	outcomes  [len(outcomes)]atomic.Int64
 	input     atomic.Int64
 	billedIn  atomic.Int64
 	billedOut atomic.Int64
+}
+
+// receive counts a call received by API a.
+func (c *counters) receive(a api) {
+	c.apis[a].Add(1)
+	c.calls.Add(1)
 }
 
 func (c *counters) finish(o Outcome) {
@@ -108,6 +137,10 @@ func (s *Server) Stats() Stats {
 	st := Stats{Name: s.name, Outcomes: make(map[Outcome]int64, len(outcomes))}
 	for i, o := range outcomes {
 		st.Outcomes[o] = s.stats.outcomes[i].Load()
+	}
+	st.APIs = make(map[string]int64, len(apiNames))
+	for i, name := range apiNames {
+		st.APIs[name] = s.stats.apis[i].Load()
 	}
 	st.Calls = s.stats.calls.Load()
 	st.InputTokens = s.stats.input.Load()
