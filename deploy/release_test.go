@@ -1,0 +1,175 @@
+package deploy_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReleaseMatchesImage checks that .goreleaser.yaml builds what the
+// image ships (same package, cgo off, same flags) for the documented
+// matrix, stamps nothing with -X, and archives files that exist.
+func TestReleaseMatchesImage(t *testing.T) {
+	rel := readRelease(t)
+	if rel.Version != 2 {
+		t.Errorf(".goreleaser.yaml: version %d; want 2", rel.Version)
+	}
+	if len(rel.Builds) != 1 {
+		t.Fatalf(".goreleaser.yaml: %d builds; want 1", len(rel.Builds))
+	}
+	rb, img := rel.Builds[0], imageBuild(t)
+	if got, want := strings.TrimPrefix(rb.Main, "./"), strings.TrimPrefix(img.args[len(img.args)-1], "./"); got != want {
+		t.Errorf("release builds %s, the image %s", got, want)
+	}
+	if !slices.Contains(rb.Env, "CGO_ENABLED=0") || !slices.Contains(img.env, "CGO_ENABLED=0") {
+		t.Errorf("CGO_ENABLED=0 missing: release env %q, image env %q", rb.Env, img.env)
+	}
+	if !slices.Contains(rb.Flags, "-trimpath") || !slices.Contains(img.args, "-trimpath") {
+		t.Errorf("-trimpath missing: release flags %q, image %q", rb.Flags, img.args)
+	}
+	ld := strings.Join(rb.Ldflags, " ")
+	if i := slices.Index(img.args, "-ldflags"); i < 0 || img.args[i+1] != ld {
+		t.Errorf("release -ldflags %q differ from the image's %q", ld, img.args)
+	}
+	if strings.Contains(ld, "-X") {
+		t.Errorf("release -ldflags %q stamp a value; the version comes from the module's build info", ld)
+	}
+	var got []string
+	for _, tg := range rb.targets() {
+		got = append(got, tg.String())
+	}
+	want := []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("release targets %q; want %q", got, want)
+	}
+	if len(rel.Archives) == 0 {
+		t.Fatal(".goreleaser.yaml: no archives")
+	}
+	for _, a := range rel.Archives {
+		for _, f := range a.Files {
+			if n := countMatches(t, f); n == 0 {
+				t.Errorf("archive file %q matches nothing", f)
+			}
+		}
+	}
+}
+
+// countMatches counts the regular files under the repository root that
+// the glob pattern matches ("**" for any number of directories).
+func countMatches(t *testing.T, pattern string) int {
+	t.Helper()
+	root := repoRoot(t)
+	pat := strings.Split(pattern, "/")
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, p)
+		if !d.IsDir() && matchSegs(pat, strings.Split(filepath.ToSlash(rel), "/")) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// fullBuilds are the release targets TestReleaseTargetsBuild compiles and
+// links; the others only have their package graph resolved, which finds
+// build constraints that exclude a package, a missing import or a cgo-only
+// dependency, but not a type error in a file for one target. Windows is the
+// one built: the GOOS most unlike Linux, and the other side of
+// internal/h1's peek_unix.go / peek_other.go. A cold build cache makes each
+// full build minutes on two cores, so CI builds one; set
+// FUSEBOX_BUILD_ALL_TARGETS=1 to build all six, as before a release.
+var fullBuilds = []string{"windows/amd64"}
+
+// TestReleaseTargetsBuild checks every target of .goreleaser.yaml, with
+// its env and flags, in parallel: the package graph of each, and a full
+// build of those in fullBuilds.
+func TestReleaseTargetsBuild(t *testing.T) {
+	goBin := needGo(t)
+	rel := readRelease(t)
+	root := repoRoot(t)
+	all := os.Getenv("FUSEBOX_BUILD_ALL_TARGETS") == "1"
+	for _, rb := range rel.Builds {
+		for _, tg := range rb.targets() {
+			t.Run(strings.ReplaceAll(tg.String(), "/", "_"), func(t *testing.T) {
+				t.Parallel()
+				env := slices.Concat(os.Environ(), rb.Env, []string{"GOOS=" + tg.Goos, "GOARCH=" + tg.Goarch})
+				start := time.Now()
+				checkGraph(t, goBin, root, env, rb)
+				if !all && !slices.Contains(fullBuilds, tg.String()) {
+					t.Logf("package graph resolved in %v; not built (FUSEBOX_BUILD_ALL_TARGETS=1 builds it)", time.Since(start).Round(time.Millisecond))
+					return
+				}
+				args := slices.Concat([]string{"build"}, rb.Flags)
+				if len(rb.Ldflags) > 0 {
+					args = append(args, "-ldflags", strings.Join(rb.Ldflags, " "))
+				}
+				args = append(args, "-o", os.DevNull, rb.Main)
+				cmd := exec.Command(goBin, args...)
+				cmd.Dir, cmd.Env = root, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("GOOS=%s GOARCH=%s %s go %s: %v\n%s", tg.Goos, tg.Goarch, strings.Join(rb.Env, " "),
+						strings.Join(args, " "), err, out)
+				}
+				t.Logf("built in %v", time.Since(start).Round(time.Millisecond))
+			})
+		}
+	}
+}
+
+// checkGraph resolves the package graph of the build's main package in
+// env, failing on any package that cannot be loaded.
+func checkGraph(t *testing.T, goBin, root string, env []string, rb releaseBuild) {
+	t.Helper()
+	args := slices.Concat([]string{"list", "-deps", "-e", "-json=ImportPath,Error,DepsErrors,Incomplete"}, rb.Flags, []string{rb.Main})
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir, cmd.Env = root, env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	type listError struct{ Err string }
+	dec := json.NewDecoder(bytes.NewReader(out))
+	n := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Error      *listError
+			DepsErrors []*listError
+			Incomplete bool
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if p.Error != nil {
+			t.Errorf("%s: %s", p.ImportPath, p.Error.Err)
+		}
+		for _, e := range p.DepsErrors {
+			t.Errorf("%s: dependency: %s", p.ImportPath, e.Err)
+		}
+		if p.Incomplete && p.Error == nil && len(p.DepsErrors) == 0 {
+			t.Errorf("%s: incomplete", p.ImportPath)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("go list found %d packages", n)
+	}
+}
