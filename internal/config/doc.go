@@ -64,6 +64,7 @@
 //	  idle_timeout: 120s               # keep-alive connections; restart to change
 //	  forward_headers: [OpenAI-Organization] # client headers passed upstream besides OpenAI-Beta, anthropic-beta/-version
 //	cors: {origins: ["https://app.example.com"], headers: [x-my-header], max_age: 10m} # browser apps; off without origins
+//	otel: {enabled: true, endpoint: "http://collector:4318", service_name: fusebox, headers: {x-api-key: "${OTEL_KEY}"}, sample_ratio: 0.5, capture_content: false, timeout: 10s, protocol: http/protobuf}
 //	responses: {dir: /var/lib/fusebox/responses, max_entries: 1000, max_bytes: 268435456, ttl: 720h} # stored Responses API answers; no dir: in memory
 //	cache: {max_entries: 10000, max_bytes: 67108864} # the response cache of every alias, together
 //	idempotency: {ttl: 24h, max_records: 10000, max_bytes: 4194304, max_client_bytes: 67108864}

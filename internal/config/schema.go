@@ -53,6 +53,9 @@ type Config struct {
 	// Responses bounds the store of the Responses API's stored responses
 	// (store: true, previous_response_id, GET /v1/responses/{id}).
 	Responses ResponseStore `yaml:"responses"`
+	// OTel exports OpenTelemetry traces and GenAI metrics over OTLP/HTTP;
+	// off by default.
+	OTel OTel `yaml:"otel"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -441,6 +444,39 @@ type Server struct {
 	// x-api-key, api-key, cookies), the connection's own headers and
 	// x-fusebox-* are never passed, listed or not.
 	ForwardHeaders []string `yaml:"forward_headers"`
+}
+
+// OTel exports traces (a span per request and per upstream attempt, after
+// the OpenTelemetry GenAI conventions) and GenAI client metrics over
+// OTLP/HTTP (docs/OBSERVABILITY.md). A field left unset defers to the
+// standard OTEL_* environment variable. For example:
+//
+//	otel: {enabled: true, endpoint: "http://collector:4318", sample_ratio: 0.1}
+type OTel struct {
+	// Enabled turns it on. Off, it costs a request nothing.
+	Enabled bool `yaml:"enabled"`
+	// Endpoint is the collector's OTLP/HTTP base URL ("/v1/traces" and
+	// "/v1/metrics" are added). "": OTEL_EXPORTER_OTLP_ENDPOINT, then
+	// https://localhost:4318.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf, the only one built in. "":
+	// OTEL_EXPORTER_OTLP_PROTOCOL.
+	Protocol string `yaml:"protocol"`
+	// ServiceName is the resource's service.name. "": OTEL_SERVICE_NAME,
+	// then "fusebox".
+	ServiceName string `yaml:"service_name"`
+	// Headers are sent with every export (a collector's API key; values
+	// are secrets). Set, they replace OTEL_EXPORTER_OTLP_HEADERS.
+	Headers map[string]Secret `yaml:"headers"`
+	// SampleRatio is the share of new traces sampled, in (0, 1]; a
+	// request with a traceparent follows its parent. 0: the OTEL_TRACES_*
+	// variables, then every trace.
+	SampleRatio float64 `yaml:"sample_ratio"`
+	// CaptureContent records messages and answers on the spans (bounded).
+	// Off: message contents are never recorded.
+	CaptureContent bool `yaml:"capture_content"`
+	// Timeout bounds each export. 0: OTEL_EXPORTER_OTLP_TIMEOUT, then 10s.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // ResponseStore is where the Responses API keeps the responses made with

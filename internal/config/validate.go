@@ -23,6 +23,13 @@ func (c *Config) validate(r *report) {
 	c.checkState(r)
 	c.checkCORS(r)
 	negatives(r, "responses", reflect.ValueOf(c.Responses))
+	negatives(r, "otel", reflect.ValueOf(c.OTel))
+	if sr := c.OTel.SampleRatio; sr > 1 {
+		r.field("otel.sample_ratio", "must be at most 1 (every trace), got "+strconv.FormatFloat(sr, 'g', -1, 64))
+	}
+	if p := c.OTel.Protocol; p != "" && p != "http/protobuf" {
+		r.field("otel.protocol", "unknown protocol "+strconv.Quote(p)+" (built in: http/protobuf)")
+	}
 	if len(c.Providers) == 0 {
 		r.field("providers", "no providers configured (want at least one)")
 	}

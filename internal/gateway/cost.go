@@ -137,6 +137,7 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	// The client's budget is settled once, at the end (settleBudget).
 	x.w.Header().Set("X-Fusebox-Cost", formatUSD(x.prior+cost))
 	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)
+	x.trace.priced(a, u, cost)
 }
 
 // settle closes the accounting of one answer of the exchange before

@@ -41,7 +41,9 @@ type exchange struct {
 	model    string
 	native   []byte // the client's Messages body, for targets that take it as it is
 	// resp, for a Responses API request, is its translation's state.
-	resp      *respExchange
+	resp *respExchange
+	// trace, with otel enabled, is the request's tracing.
+	trace     *trace
 	fields    aireq.Fields
 	client    string  // the client key's name, "" with none
 	clientRef *client // the client, nil with none
@@ -236,6 +238,7 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 				x.cont = &delivered{}
 			}
 		}
+		x.startTrace(req, operation(path))
 		x.walk = x.st.router.Start(alias, req)
 		if x.stream {
 			x.serveStream(ctx)
@@ -358,6 +361,7 @@ func (x *exchange) settleTokens() {
 // finish records the request in the metrics and the access log: what was
 // asked, who served, how it went. Never a key or a body.
 func (x *exchange) finish(w *recorder) {
+	defer x.trace.end(w.code())
 	x.accountLost()
 	x.settleBudget()
 	x.settleTokens()

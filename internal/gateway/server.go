@@ -23,11 +23,15 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/responses"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
+	"github.com/fuseboxhq/fusebox/internal/telemetry"
 )
 
 // Options configures a Server.
 type Options struct {
 	Config *config.Config
+	// Telemetry, with otel enabled, may replace the OTLP exporters (tests,
+	// benchmarks); its Clock is this Options' Clock.
+	Telemetry telemetry.Options
 	// Load, if set, reads the configuration again for Reload (SIGHUP and
 	// POST /fusebox/reload).
 	Load func() (*config.Config, error)
@@ -54,8 +58,10 @@ type Server struct {
 	events  events // what the log says happened, once each
 	// responses keeps the Responses API's stored responses.
 	responses responses.Store
-	clk       clock.Clock
-	mux       *http.ServeMux
+	// tel exports traces and GenAI metrics (otel:); nil when off.
+	tel *telemetry.Telemetry
+	clk clock.Clock
+	mux *http.ServeMux
 	// readers pools SSE readers and their buffers across streams.
 	readers sync.Pool
 	// idem keeps idempotent answers across reloads.
@@ -92,6 +98,9 @@ func New(o Options) (*Server, error) {
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
 	var err error
 	if s.responses, err = newResponseStore(o.Config.Responses, o.Clock); err != nil {
+		return nil, err
+	}
+	if s.tel, err = newTelemetry(o.Config.OTel, o); err != nil {
 		return nil, err
 	}
 	if !o.NoMetrics {
@@ -381,6 +390,11 @@ func (s *Server) joinFleet(cfg *config.Config) error {
 // Close stops sharing state with the fleet and closes its connections.
 // Call it once the server no longer serves.
 func (s *Server) Close() {
+	if s.tel != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.tel.Shutdown(ctx) // what is buffered goes out
+		cancel()
+	}
 	if s.fleet != nil {
 		s.fleet.Close()
 	}

@@ -22,6 +22,8 @@ type state struct {
 	caches   map[string]*aliasCache
 	degraded map[string]config.Degraded
 	cors     *corsPolicy // nil: no origin allowed
+	// upstreams describe the providers for the spans (with otel on).
+	upstreams map[string]upstreamInfo
 }
 
 // client is a gateway API key and what it may do.
@@ -78,6 +80,9 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 		return nil, err
 	}
 	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}, cors: newCORS(cfg.CORS)}
+	if s.tel != nil {
+		st.upstreams = upstreams(cfg)
+	}
 	var prevCaches map[string]*aliasCache
 	if prev != nil {
 		prevCaches = prev.caches

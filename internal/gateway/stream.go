@@ -200,6 +200,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		ev, err := h.next(&i)
 		if err == nil {
 			a.Progress()
+			x.trace.chunk(a, false)
 		} else {
 			return x.streamEnded(a, h, asm, ev, err)
 		}
@@ -278,6 +279,7 @@ func (h *held) next(i *int) (sse.Event, error) {
 
 // commit sends the headers of a stream about to flow to the client.
 func (x *exchange) commit(a *router.Attempt) {
+	x.trace.chunk(a, true)
 	ttfb := a.TTFB()
 	x.s.metrics.TTFB(a.Target, ttfb)
 	x.headers(a, a.Start.Add(ttfb))

@@ -35,6 +35,9 @@ type Attempt struct {
 	// Held is the caller's own: what Request.Prepare read of a stream
 	// before its first content.
 	Held any
+	// Trace is the caller's own too: what its Observer keeps of the
+	// attempt.
+	Trace any
 
 	w       *Walk
 	permit  breaker.Permit
@@ -215,9 +218,15 @@ func (a *Attempt) report(v aierr.Verdict) {
 	if v.Kind != aierr.Canceled {
 		t.health.observe(time.Duration(now-a.started), v.Breaker() == aierr.BreakerFailure)
 	}
-	if w.r.onAttempt != nil {
-		w.r.onAttempt(AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started),
-			Retry: a.retry, Queued: a.queued, Hedge: a.hedge})
+	if w.r.onAttempt != nil || w.req.Observer != nil {
+		e := AttemptEvent{Alias: w.alias.Name, Target: t, Verdict: v, Duration: time.Duration(now - a.started),
+			Retry: a.retry, Queued: a.queued, Hedge: a.hedge}
+		if w.r.onAttempt != nil {
+			w.r.onAttempt(e)
+		}
+		if o := w.req.Observer; o != nil {
+			o.Ended(a, e)
+		}
 	}
 }
 

@@ -55,6 +55,19 @@ type Request struct {
 	// chosen: never its credentials); each adapter sends what its provider
 	// understands.
 	Header http.Header
+	// Observer, if set, is told of this request's attempts and skips.
+	Observer Observer
+}
+
+// An Observer follows one request's walk (for its trace): Sending as an
+// attempt is about to be sent (the call's Header is the attempt's own, to
+// add to), Ended when it has been reported, Skipped for each target passed
+// over. Sending and Skipped run on the walk's goroutine; Ended may run on
+// an attempt's own (a hedge, a watchdog).
+type Observer interface {
+	Sending(a *Attempt, c *Call)
+	Ended(a *Attempt, e AttemptEvent)
+	Skipped(t *Target, reason string)
 }
 
 // Walk is one request's way down an alias's ladder. It is not safe for
@@ -234,6 +247,9 @@ func (w *Walk) skip(t *Target, reason string, until int64) {
 	if w.r.onSkip != nil {
 		w.r.onSkip(t, reason)
 	}
+	if o := w.req.Observer; o != nil {
+		o.Skipped(t, reason)
+	}
 	if until > 0 && (w.soonest == 0 || until < w.soonest) {
 		w.soonest = until
 	}
@@ -326,6 +342,13 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 	}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	a.watch.a, a.watch.clk = a, w.r.clk
+	if o := w.req.Observer; o != nil {
+		call.Header = call.Header.Clone() // the attempt's own, for its trace context
+		if call.Header == nil {
+			call.Header = http.Header{}
+		}
+		o.Sending(a, call)
+	}
 	return call
 }
 
