@@ -15,19 +15,19 @@
 //     gives a read error wrapping io.ErrUnexpectedEOF;
 //   - any other answer is passed through unchanged — status, headers
 //     (anthropic-ratelimit-*, retry-after, request-id) and body — for aierr;
-//   - a request that cannot be translated faithfully is answered at once
-//     with a 400 in OpenAI's error shape, type "invalid_request_error",
-//     "param" naming the field (a JSON path such as
+//   - a request that cannot be translated faithfully is refused with a
+//     *router.Unservable naming the field (a JSON path such as
 //     messages[2].content[0].type) and code "unsupported_parameter",
-//     "unsupported_value" or "invalid_value". Nothing is sent upstream.
-//     aierr reads it as a client error: no retry, no failover;
-//   - /embeddings (Anthropic has none) and any other path get a 400 with
-//     code "unsupported_operation": do not list Anthropic targets under a
-//     model used for embeddings.
+//     "unsupported_value" or "invalid_value". Nothing is sent upstream;
+//     the walk passes to the next target and counts nothing against this
+//     one, and the client gets a 400 naming the field only when no target
+//     of the model can serve it;
+//   - /embeddings (Anthropic has none) and any other path are refused the
+//     same way, code "unsupported_operation".
 //
-// Requests carry x-api-key, anthropic-version (Config.Version),
-// anthropic-beta (Config.Beta), content-type, accept, Idempotency-Key and
-// Config.Header.
+// Requests carry x-api-key, anthropic-version (Config.Version, or the
+// client's), anthropic-beta (Config.Beta and the client's, joined),
+// content-type, accept, Idempotency-Key and Config.Header.
 //
 // # Request: OpenAI chat field → Anthropic Messages field
 //
