@@ -222,3 +222,51 @@ func TestResponsesAPIToAnAnthropicTarget(t *testing.T) {
 		t.Error("the OpenAI target was called")
 	}
 }
+
+// An Idempotency-Key resent on the Responses API replays the response
+// byte for byte, stream or not, with one upstream call; a target whose
+// stream turns to garbage after its first content ends the client's with
+// response.failed, never a completion.
+func TestResponsesIdempotentReplayAndGarbageAfterCommit(t *testing.T) {
+	up := newUpstream(t, counting)
+	_, gw := gateway(t, nil, twoTargets, up, up)
+	send := func(body string) (int, string) {
+		req, _ := http.NewRequest("POST", gw.URL+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", "k-"+fmt.Sprint(len(body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, body := range []string{`{"model":"smart","input":"hi"}`, `{"model":"smart","input":"hi","stream":true}`} {
+		c1, b1 := send(body)
+		c2, b2 := send(body)
+		if c1 != 200 || c2 != 200 || b1 != b2 || !strings.Contains(b1, "resp_") {
+			t.Errorf("%s: %d %d; replay equal %v\n%s", body, c1, c2, b1 == b2, b1)
+		}
+	}
+	if n := up.calls(); n != 2 {
+		t.Errorf("%d upstream calls; want one per key", n)
+	}
+
+	garbage := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunk(`{"role":"assistant","content":"half an answer"}`))
+		io.WriteString(w, "data: {not json at all\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	_, gw2 := gateway(t, nil, twoTargets, garbage, garbage)
+	c := newClient(gw2.URL)
+	st := c.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "smart", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+	var types []string
+	for st.Next() {
+		types = append(types, st.Current().Type)
+	}
+	joined := strings.Join(types, " ")
+	if strings.Contains(joined, "response.completed") || !strings.Contains(joined, "response.failed") {
+		t.Errorf("garbage after commit: %s (err %v); want response.failed and no completion", joined, st.Err())
+	}
+}
