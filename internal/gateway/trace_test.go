@@ -110,3 +110,9 @@ func attr(kvs []attribute.KeyValue, key string) (string, bool) {
 func telemetryOptions(spans *tracetest.InMemoryExporter, reader sdkmetric.Reader) telemetry.Options {
 	return telemetry.Options{SpanExporter: spans, MetricReader: reader}
 }
+
+// discardTelemetry exports to nowhere, for benchmarks: the spans are made
+// and ended, and dropped.
+func discardTelemetry() telemetry.Options {
+	return telemetry.Options{SpanExporter: tracetest.NewNoopExporter(), MetricReader: sdkmetric.NewManualReader()}
+}
