@@ -481,7 +481,9 @@ type OTel struct {
 
 // ResponseStore is where the Responses API keeps the responses made with
 // store: true, each readable only by the client key that made it, and
-// bounded per client key. For example:
+// bounded per client key. With state: redis://… they are the fleet's too
+// (any replica finds them), each at most 4 MiB, kept ttl (default 30
+// days). For example:
 //
 //	responses: {dir: /var/lib/fusebox/responses, max_bytes: 268435456, ttl: 720h}
 type ResponseStore struct {
@@ -494,7 +496,8 @@ type ResponseStore struct {
 	// MaxBytes bounds their size per client key: 0 means 64 MiB in
 	// memory, 256 MiB in a dir. Past it the oldest go.
 	MaxBytes int `yaml:"max_bytes"`
-	// TTL is how long a response is kept in a dir. 0: until pushed out.
+	// TTL is how long a response is kept in a dir, or in Redis. 0: in a
+	// dir until pushed out; in Redis 720h.
 	TTL time.Duration `yaml:"ttl"`
 }
 

@@ -401,3 +401,44 @@ func TestReplicasHoldATargetLimitOverAMinute(t *testing.T) {
 		})
 	}
 }
+
+// A conversation stored through one replica continues on another: its
+// previous_response_id is the fleet's.
+func TestReplicasShareStoredResponses(t *testing.T) {
+	up := newUpstream(t, chatOK("up"))
+	cfg := "state: " + redistest.Start(t).URL() + "\nfleet: {timeout: 2s}\n" + twoTargets
+	_, ga := gateway(t, nil, cfg, up, up)
+	_, gb := gateway(t, nil, cfg, up, up)
+	resp, err := http.Post(ga.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"smart","input":"remember 42"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := between(string(b), `"id":"`, `"`)
+	if !strings.HasPrefix(id, "resp_") {
+		t.Fatalf("no response id in %s", b)
+	}
+	get, err := http.Get(gb.URL + "/v1/responses/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Body.Close()
+	if get.StatusCode != 200 {
+		t.Fatalf("B does not find A's response: %d", get.StatusCode)
+	}
+	next, err := http.Post(gb.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"smart","input":"what number?","previous_response_id":"`+id+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Body.Close()
+	if next.StatusCode != 200 || !strings.Contains(up.bodies[len(up.bodies)-1], "remember 42") {
+		t.Errorf("B continued the conversation with %d, sending %s", next.StatusCode, up.bodies[len(up.bodies)-1])
+	}
+}
+
+func between(s, from, to string) string {
+	_, rest, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(rest, to)
+	return v
+}

@@ -109,6 +109,9 @@ func New(o Options) (*Server, error) {
 	if err := s.joinFleet(o.Config); err != nil {
 		return nil, err
 	}
+	if s.fleet != nil { // stored responses are the fleet's, this replica's copy beside
+		s.responses = s.fleet.ResponseStore(s.responses, o.Config.Responses.TTL)
+	}
 	st, err := s.buildState(o.Config, nil)
 	if err != nil {
 		s.Close()

@@ -290,3 +290,7 @@ func (it *Item) size() int64 {
 	}
 	return n
 }
+
+// ValidID reports whether id is one a store takes ("resp_" and lowercase
+// hex), for stores kept elsewhere.
+func ValidID(id string) bool { return validID(id) }
