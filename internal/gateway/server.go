@@ -184,7 +184,8 @@ func (s *Server) budgetsLeft() []metrics.BudgetLeft {
 			continue
 		}
 		day, month := c.budget.left()
-		out = append(out, metrics.BudgetLeft{Client: c.name, Daily: day, Monthly: month})
+		out = append(out, metrics.BudgetLeft{Client: c.name, Daily: day, Monthly: month,
+			DailyLimit: c.budget.limit.Daily, MonthlyLimit: c.budget.limit.Monthly})
 	}
 	return out
 }

@@ -158,11 +158,12 @@ func (m *Metrics) Watch(r func() *router.Router) {
 	}
 }
 
-// BudgetLeft is what a client may still spend, in USD; NaN for a period
-// without a limit.
+// BudgetLeft is what a client may still spend, in USD, and its limits;
+// NaN (left) or 0 (limit) for a period without a limit.
 type BudgetLeft struct {
-	Client         string
-	Daily, Monthly float64
+	Client                   string
+	Daily, Monthly           float64
+	DailyLimit, MonthlyLimit float64
 }
 
 // WatchBudgets registers the gauge of each client's remaining budget, read
@@ -177,17 +178,22 @@ func (m *Metrics) WatchBudgets(left func() []BudgetLeft) {
 var descBudget = prometheus.NewDesc("fusebox_client_budget_remaining_usd",
 	"What a client may still spend in the current UTC day or month before its budget refuses it.", []string{"client", "period"}, nil)
 
+var descBudgetLimit = prometheus.NewDesc("fusebox_client_budget_limit_usd",
+	"A client's budget for the UTC day or month, as configured.", []string{"client", "period"}, nil)
+
 type budgetCollector func() []BudgetLeft
 
-func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBudget }
+func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBudget; ch <- descBudgetLimit }
 
 func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, b := range c() {
 		if !math.IsNaN(b.Daily) {
 			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, b.Daily, b.Client, "daily")
+			ch <- prometheus.MustNewConstMetric(descBudgetLimit, prometheus.GaugeValue, b.DailyLimit, b.Client, "daily")
 		}
 		if !math.IsNaN(b.Monthly) {
 			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, b.Monthly, b.Client, "monthly")
+			ch <- prometheus.MustNewConstMetric(descBudgetLimit, prometheus.GaugeValue, b.MonthlyLimit, b.Client, "monthly")
 		}
 	}
 }
