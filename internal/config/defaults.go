@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -101,6 +102,9 @@ func (c *Config) setDefaults() {
 		suspectDefault(&p.Timeouts, l, path+".timeouts", "defaults.timeouts")
 		if !l.has(path + ".auth_rest") {
 			p.AuthRest = DefaultAuthRest
+		}
+		if !l.has(path + ".responses") {
+			p.Responses = p.Type == TypeOpenAI && strings.TrimSuffix(p.BaseURL, "/") == DefaultOpenAIBaseURL
 		}
 		if !l.has(path + ".price.cached_input") {
 			p.Price.CachedInput = p.Price.Input

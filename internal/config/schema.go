@@ -149,6 +149,12 @@ type Provider struct {
 	// BaseURL is the API root. Default: per type, openai
 	// https://api.openai.com/v1, anthropic https://api.anthropic.com.
 	BaseURL string `yaml:"base_url"`
+	// Responses says that the host serves OpenAI's Responses API
+	// (/responses): a Responses request goes to it as it is, built-in
+	// tools included, instead of translated to chat. Default: true for
+	// type openai at OpenAI's own base_url, false elsewhere (Azure OpenAI
+	// v1 serves it too: set true).
+	Responses bool `yaml:"responses"`
 	// Keys are the API keys, used in rotation; a key the provider refuses
 	// (auth or quota) leaves the rotation for AuthRest. Empty: requests
 	// carry no key (local hosts such as Ollama).

@@ -26,7 +26,8 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		var err error
 		switch p.Type {
 		case config.TypeOpenAI:
-			up, err = openai.New(openai.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
+			up, err = openai.New(openai.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport,
+				Responses: p.Responses})
 		case config.TypeAnthropic:
 			up, err = anthropic.New(anthropic.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
 		default:

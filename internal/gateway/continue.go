@@ -65,7 +65,7 @@ func (d *delivered) add(data []byte) {
 // continued: the alias allows it, the stream is in OpenAI's format (not a
 // native Anthropic one passed through), and what was sent is plain text.
 func (x *exchange) continuable(a *router.Attempt) bool {
-	return x.cont != nil && !x.cont.off && !a.Native && x.cont.text.Len() > 0
+	return x.cont != nil && !x.cont.off && !a.Native && !a.Responses && x.cont.text.Len() > 0
 }
 
 // continuation returns the bodies asking the next targets to go on from

@@ -195,8 +195,11 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 			}
 		}
 		idemBody := body
-		if messages {
+		switch {
+		case messages:
 			idemBody = x.native // the client's own body, not its translation
+		case x.resp != nil:
+			idemBody = x.resp.body
 		}
 		if x.idempotent(idemBody) {
 			return
@@ -231,6 +234,9 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
 			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.cfg.Server.ForwardHeaders),
+		}
+		if x.resp != nil {
+			req.Responses, req.Unservable = x.resp.native, x.resp.unservable
 		}
 		if x.stream {
 			req.Prepare = x.prepare

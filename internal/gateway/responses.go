@@ -27,6 +27,16 @@ type respExchange struct {
 	req     responses.Request
 	id      string
 	created time.Time
+	// body is the client's own, which an Idempotency-Key is checked
+	// against.
+	body []byte
+	// native is the client's body, for targets that serve the Responses
+	// API themselves; nil when it must be translated (it continues a
+	// response stored here, whose id such a target does not know).
+	native []byte
+	// unservable, for a request chat cannot express (a built-in tool),
+	// refuses it to every target but those.
+	unservable *router.Unservable
 }
 
 // newResponseStore builds the store the configuration asks for.
@@ -57,7 +67,9 @@ func (x *exchange) fromResponses(body []byte) ([]byte, bool) {
 	}
 	chat, req, err := responses.ToChat(body, history)
 	var e *responses.Error
+	unsupported := errors.Is(err, responses.ErrUnsupported) && errors.As(err, &e)
 	switch {
+	case unsupported:
 	case errors.As(err, &e):
 		x.error(http.StatusBadRequest, "invalid_request_error", e.Code, e.Param, e.Message)
 		return nil, false
@@ -65,8 +77,30 @@ func (x *exchange) fromResponses(body []byte) ([]byte, bool) {
 		x.badRequest("", err.Error())
 		return nil, false
 	}
-	x.resp = &respExchange{req: req, id: responses.NewID(), created: x.s.clk.Now()}
+	x.resp = &respExchange{req: req, id: responses.NewID(), created: x.s.clk.Now(), body: body}
+	if prev := responses.PreviousResponseID(body); prev == "" || unsupported {
+		x.resp.native = body
+	}
+	if unsupported {
+		// Only a target that serves the Responses API can take it; the
+		// walk refuses it to the others, naming the field, and answers 400
+		// when the model has none.
+		x.resp.unservable = &router.Unservable{Param: e.Param, Code: e.Code, Message: e.Message}
+		chat = placeholderChat(body)
+	}
 	return chat, true
+}
+
+// placeholderChat is the chat body that stands for a Responses request
+// chat cannot express, for the gateway's own reading of it (model,
+// stream); no target is sent it.
+func placeholderChat(body []byte) []byte {
+	f := aireq.Scan(body)
+	chat := `{"model":` + strconv.Quote(f.ModelName()) + `,"messages":[{"role":"user","content":""}]`
+	if f.Stream {
+		chat += `,"stream":true`
+	}
+	return []byte(chat + "}")
 }
 
 // serveResponses answers a non-streamed Responses request from a chat
@@ -90,6 +124,15 @@ func (x *exchange) serveResponses(a *router.Attempt) bool {
 	case !jsonObject(body):
 		a.Fail(invalidAnswer(a))
 		return false
+	}
+	if a.Responses { // the target's own Responses answer: passed on as it is
+		a.Succeed()
+		x.account(a, responsesUsage(body))
+		x.keepResponse(body)
+		x.captureForReplay()
+		x.writeJSON(body)
+		x.keepSent("application/json", a.Target.Name)
+		return true
 	}
 	out, err := responses.FromChat(body, x.resp.req, x.resp.id, x.resp.created)
 	if err != nil {

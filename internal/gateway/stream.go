@@ -97,13 +97,13 @@ func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 			x.s.release(h)
 			return streamVerdict(ev, err)
 		}
-		if v := aierr.ClassifyEvent(ev.Name, ev.Data); v.Kind != aierr.Success {
+		if v := eventVerdict(a, ev); v.Kind != aierr.Success {
 			x.s.release(h)
 			return v
 		}
 		h.events = append(h.events, ev.Clone())
 		h.finished = h.finished || finishes(a, ev)
-		if sse.HasContent(ev) || ended(a, ev) {
+		if hasContent(a, ev) || ended(a, ev) {
 			a.Progress()
 			return aierr.Verdict{Kind: aierr.Success}
 		}
@@ -139,6 +139,9 @@ func cleanEnd(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, 
 // stop_reason. What may follow (the usage chunk, [DONE], message_stop)
 // adds nothing to the answer.
 func finishes(a *router.Attempt, ev sse.Event) bool {
+	if a.Responses {
+		return responsesEnd(ev)
+	}
 	if a.Native {
 		return ev.Name == "message_delta" && hasString(ev.Data, stopReasonKey)
 	}
@@ -207,7 +210,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		h.finished = h.finished || finishes(a, ev)
 		// Priced as it comes (a native stream's input is in
 		// message_start, before any content).
-		u := streamUsage(ev.Data)
+		u := eventUsage(a, ev)
 		if u != nil {
 			x.streamAccount(a, ev.Name, u)
 		}
@@ -308,7 +311,9 @@ func (x *exchange) complete(a *router.Attempt, asm *cache.Assembler, out sink, e
 			x.keep(body, "application/json", a.Target.Name)
 		}
 	}
-	out.Write(end)
+	if end != nil {
+		out.Write(end)
+	}
 	out.Close()
 	if x.messages || x.resp != nil {
 		x.keepSent("text/event-stream", a.Target.Name)
@@ -417,8 +422,11 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 		// it (a close, a reset, silence until a watchdog cut it) took
 		// nothing from it.
 		end := doneEvent
-		if a.Native {
+		switch {
+		case a.Native:
 			end = messageStopEvent
+		case a.Responses:
+			end = nil // its end was the completion, already passed on
 		}
 		x.complete(a, asm, h.out, end)
 		return true
@@ -453,6 +461,8 @@ func (x *exchange) sink(a *router.Attempt) sink {
 	switch {
 	case a.Native:
 		return nativeSink{sse.NewWriter(x.w)}
+	case a.Responses:
+		return &responsesNativeSink{x: x, w: sse.NewWriter(x.w)}
 	case x.messages:
 		return newAnthropicSink(x.w, x.model)
 	case x.resp != nil:
@@ -464,6 +474,9 @@ func (x *exchange) sink(a *router.Attempt) sink {
 // ended reports whether ev is the stream's last event: OpenAI's [DONE], or
 // Anthropic's message_stop for a native Messages stream.
 func ended(a *router.Attempt, ev sse.Event) bool {
+	if a.Responses {
+		return responsesEnd(ev)
+	}
 	if a.Native {
 		return ev.Name == "message_stop"
 	}

@@ -183,7 +183,10 @@ var descBudgetLimit = prometheus.NewDesc("fusebox_client_budget_limit_usd",
 
 type budgetCollector func() []BudgetLeft
 
-func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descBudget; ch <- descBudgetLimit }
+func (c budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descBudget
+	ch <- descBudgetLimit
+}
 
 func (c budgetCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, b := range c() {

@@ -32,6 +32,9 @@ type Attempt struct {
 	// Native reports that Resp is in Anthropic's Messages format (the
 	// request went to its target untouched); otherwise it is OpenAI's.
 	Native bool
+	// Responses reports that Resp is a Responses API answer (the
+	// client's Responses request went to its target as it is).
+	Responses bool
 	// Held is the caller's own: what Request.Prepare read of a stream
 	// before its first content.
 	Held any

@@ -53,3 +53,7 @@ type Call struct {
 // messagesSpeaker is an Upstream that takes Anthropic Messages bodies as
 // they are.
 type messagesSpeaker interface{ SpeaksMessages() bool }
+
+// responsesSpeaker is an Upstream that serves OpenAI's Responses API: it
+// is sent a Responses request as the client wrote it, at "/responses".
+type responsesSpeaker interface{ SpeaksResponses() bool }

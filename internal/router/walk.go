@@ -57,6 +57,12 @@ type Request struct {
 	Header http.Header
 	// Observer, if set, is told of this request's attempts and skips.
 	Observer Observer
+	// Responses is the client's own Responses API body, when it may go as
+	// it is to targets whose upstream serves that API (the model
+	// rewritten); the others get Body, its chat translation. Unservable,
+	// when the request has no chat translation, refuses it to those.
+	Responses  []byte
+	Unservable *Unservable
 }
 
 // An Observer follows one request's walk (for its trace): Sending as an
@@ -340,6 +346,10 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 		call.Native = aireq.Scan(w.req.Native).WithModel(w.req.Native, t.Model)
 		a.Native = true
 	}
+	if rs, ok := t.prov.up.(responsesSpeaker); ok && w.req.Responses != nil && rs.SpeaksResponses() {
+		call.Path, call.Body = "/responses", aireq.Scan(w.req.Responses).WithModel(w.req.Responses, t.Model)
+		a.Responses = true
+	}
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	a.watch.a, a.watch.clk = a, w.r.clk
 	if o := w.req.Observer; o != nil {
@@ -363,7 +373,13 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 		suspect = w.alias.suspectAfter(t, a.started)
 	}
 	a.watch.start(ttfb, idle, total, suspect)
-	resp, err := t.prov.up.Send(a.ctx, call)
+	var resp *http.Response
+	var err error
+	if u := w.req.Unservable; u != nil && !a.Responses {
+		err = u // no chat translation: only a Responses target can serve it
+	} else {
+		resp, err = t.prov.up.Send(a.ctx, call)
+	}
 	if u := (*Unservable)(nil); errors.As(err, &u) {
 		a.unservable = u
 		a.Verdict = aierr.Verdict{Kind: aierr.ClientError, Code: u.Code, Message: u.Message}

@@ -33,16 +33,23 @@ type Config struct {
 	// same-goroutine HTTP/1.1 transport for plain http, net/http's for
 	// https).
 	Transport http.RoundTripper
+	// Responses says that the host serves the Responses API: the router
+	// sends it Responses requests as they are (SpeaksResponses).
+	Responses bool
 }
 
 // Upstream sends calls to an OpenAI-compatible host. It is safe for
 // concurrent use.
 type Upstream struct {
-	base   string
-	header http.Header
-	auth   string
-	rt     http.RoundTripper
+	base      string
+	header    http.Header
+	auth      string
+	rt        http.RoundTripper
+	responses bool
 }
+
+// SpeaksResponses reports whether the host serves the Responses API.
+func (u *Upstream) SpeaksResponses() bool { return u.responses }
 
 var _ router.Upstream = (*Upstream)(nil)
 var _ router.Prober = (*Upstream)(nil)
@@ -57,7 +64,7 @@ func New(c Config) (*Upstream, error) {
 	if rt == nil {
 		rt = h1.For(u, c.Connect)
 	}
-	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt}, nil
+	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt, responses: c.Responses}, nil
 }
 
 // Send posts the call's body to the operation's path.

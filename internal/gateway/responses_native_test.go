@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/fuseboxhq/fusebox/internal/sim"
+)
+
+// nativeLadder: a target that serves the Responses API (the simulator,
+// with responses: true) before a chat-only one.
+const nativeLadder = `
+providers:
+  oai: {type: openai, base_url: "%s/v1", keys: [k], responses: true}
+  chat: {type: openai, base_url: "%s", keys: [k]}
+models:
+  - name: smart
+    targets: [{provider: oai, model: sim-large}, {provider: chat, model: m}]
+    breaker: {consecutive: 3}
+    retry: {attempts: 1}
+  - name: chat-only
+    targets: [{provider: chat, model: m}]
+`
+
+func simServer(t *testing.T) (*sim.Server, *httptest.Server) {
+	t.Helper()
+	s, err := sim.New(sim.Config{Name: "oai", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	return s, hs
+}
+
+// A Responses request goes as it is to a target that serves the API,
+// streamed or not, and its answer comes back as that target gave it; one
+// that fails before its first content is replaced by the next target,
+// through the chat translation.
+func TestResponsesGoNativeToATargetThatServesThem(t *testing.T) {
+	s, hs := simServer(t)
+	chat := newUpstream(t, toolOrText)
+	_, gw := start(t, Options{}, fmt.Sprintf(nativeLadder, hs.URL, chat.URL+"/v1"))
+	c := newClient(gw.URL)
+	for _, stream := range []bool{false, true} {
+		var resp *http.Response
+		params := responses.ResponseNewParams{Model: "smart", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}}
+		var r *responses.Response
+		if stream {
+			r = respond(t, c, true, params)
+		} else {
+			var err error
+			if r, err = c.Responses.New(t.Context(), params, option.WithResponseInto(&resp)); err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("X-Fusebox-Target"); got != "oai/sim-large" {
+				t.Errorf("served by %q", got)
+			}
+		}
+		if r.OutputText() == "" || r.Model == "" {
+			t.Errorf("stream %v: %s", stream, r.RawJSON())
+		}
+	}
+	if n := s.Stats().APIs["responses"]; n != 2 || chat.calls() != 0 {
+		t.Errorf("the native target served %d Responses requests, the chat one %d; want 2 and 0 (stats %+v)", n, chat.calls(), s.Stats())
+	}
+	if err := s.SetFaults([]sim.Fault{{Kind: sim.ErrorStorm, Status: 503, Fraction: 1, To: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	r := respond(t, c, true, responses.ResponseNewParams{Model: "smart", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+	if !strings.Contains(r.OutputText(), "-3C") || chat.calls() != 1 {
+		t.Errorf("after the native target's 503: %q, chat calls %d; want the chat target's answer", r.OutputText(), chat.calls())
+	}
+}
+
+// A request only the Responses API can express (a built-in tool) skips
+// the chat targets and goes to the one that serves it; a model with none
+// answers 400 naming the tool.
+func TestBuiltInToolsNeedANativeTarget(t *testing.T) {
+	s, hs := simServer(t)
+	chat := newUpstream(t, chatOK("chat"))
+	_, gw := start(t, Options{}, fmt.Sprintf(nativeLadder, hs.URL, chat.URL+"/v1"))
+	c := newClient(gw.URL)
+	web := []responses.ToolUnionParam{{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}}
+	_, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "chat-only", Tools: web,
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("news?")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tools[0].type" {
+		t.Errorf("no target serves web_search: %v", err)
+	}
+	c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "smart", Tools: web,
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("news?")}})
+	if chat.calls() != 0 || s.Stats().APIs["responses"] != 1 {
+		t.Errorf("the chat target got %d calls, the native one %d; want the native target to be sent it", chat.calls(), s.Stats().APIs["responses"])
+	}
+}
