@@ -42,6 +42,7 @@
 //	    type: openai                   # openai | anthropic; default: the name, if it is one of them (Gemini: see below)
 //	    base_url: https://api.openai.com/v1 # default per type
 //	    responses: true                # serves the Responses API itself; default: true at OpenAI's own base_url
+//	    unsupported: [prediction]      # request fields this host cannot serve: its targets are passed over for them
 //	    keys: ["${OPENAI_API_KEY}"]    # rotated; none = no auth header
 //	    headers: {OpenAI-Organization: org-123} # extra headers, values secret
 //	    timeouts: {connect: 5s, ttfb: 60s, idle: 30s, total: 10m} # default: defaults.timeouts; no deadline here

@@ -155,6 +155,15 @@ type Provider struct {
 	// type openai at OpenAI's own base_url, false elsewhere (Azure OpenAI
 	// v1 serves it too: set true).
 	Responses bool `yaml:"responses"`
+	// Unsupported lists request fields the host cannot serve, for a type
+	// openai host that lacks some of OpenAI's (known: n, response_format,
+	// logprobs, top_logprobs, tools, tool_choice, parallel_tool_calls,
+	// reasoning_effort, audio, modalities, prediction, seed). A request
+	// that sets one (to other than its neutral value) passes this
+	// provider's targets over for the next, as an Anthropic target's
+	// refusals do, and gets a 400 naming the field only when no target of
+	// its model can serve it.
+	Unsupported []string `yaml:"unsupported"`
 	// Keys are the API keys, used in rotation; a key the provider refuses
 	// (auth or quota) leaves the rotation for AuthRest. Empty: requests
 	// carry no key (local hosts such as Ollama).

@@ -156,9 +156,19 @@ func (c *Config) checkState(r *report) {
 	}
 }
 
+// UnsupportableFields are the request fields a provider may be said not
+// to serve (Provider.Unsupported).
+var UnsupportableFields = []string{"n", "response_format", "logprobs", "top_logprobs", "tools", "tool_choice",
+	"parallel_tool_calls", "reasoning_effort", "audio", "modalities", "prediction", "seed"}
+
 func (c *Config) checkProvider(r *report, name string) {
 	p := c.Providers[name]
 	path := "providers." + name
+	for i, f := range p.Unsupported {
+		if !slices.Contains(UnsupportableFields, f) {
+			r.field(path+".unsupported["+strconv.Itoa(i)+"]", "unknown field "+strconv.Quote(f)+" (known: "+strings.Join(UnsupportableFields, ", ")+")")
+		}
+	}
 	switch {
 	case name == "":
 		r.field(path, "provider has an empty name")

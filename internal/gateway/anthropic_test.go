@@ -553,3 +553,36 @@ func TestCountTokensBothWays(t *testing.T) {
 		t.Errorf("an unknown model: %v", err)
 	}
 }
+
+// An OpenAI-compatible host said to lack a field is passed over for
+// requests that set it, as an Anthropic target is.
+func TestUnsupportedFieldsOfAnOpenAICompatibleHost(t *testing.T) {
+	small := newUpstream(t, chatOK("small"))
+	full := newUpstream(t, chatOK("full"))
+	_, gw := start(t, Options{}, fmt.Sprintf(`
+providers:
+  small: {type: openai, base_url: "%s", keys: [k], unsupported: [n, response_format]}
+  full: {type: openai, base_url: "%s", keys: [k]}
+models:
+  - name: smart
+    targets: [{provider: small, model: m}, {provider: full, model: m}]
+`, small.URL+"/v1", full.URL+"/v1"))
+	for body, want := range map[string]string{
+		`{"model":"smart","messages":[{"role":"user","content":"hi"}],"n":1}`:                                    "small/m",
+		`{"model":"smart","messages":[{"role":"user","content":"hi"}],"n":2}`:                                    "full/m",
+		`{"model":"smart","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"text"}}`:        "small/m",
+		`{"model":"smart","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`: "full/m",
+	} {
+		resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Fusebox-Target"); got != want {
+			t.Errorf("%s: served by %q, want %q", body, got, want)
+		}
+	}
+	if small.calls() != 2 || full.calls() != 2 {
+		t.Errorf("small %d, full %d calls; want 2 each", small.calls(), full.calls())
+	}
+}

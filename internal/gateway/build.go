@@ -27,7 +27,7 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		switch p.Type {
 		case config.TypeOpenAI:
 			up, err = openai.New(openai.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport,
-				Responses: p.Responses})
+				Responses: p.Responses, Unsupported: p.Unsupported})
 		case config.TypeAnthropic:
 			up, err = anthropic.New(anthropic.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
 		default:

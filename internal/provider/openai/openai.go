@@ -36,16 +36,21 @@ type Config struct {
 	// Responses says that the host serves the Responses API: the router
 	// sends it Responses requests as they are (SpeaksResponses).
 	Responses bool
+	// Unsupported are request fields the host cannot serve: a chat
+	// request that sets one is refused with a *router.Unservable, sending
+	// nothing, so the walk passes to the next target.
+	Unsupported []string
 }
 
 // Upstream sends calls to an OpenAI-compatible host. It is safe for
 // concurrent use.
 type Upstream struct {
-	base      string
-	header    http.Header
-	auth      string
-	rt        http.RoundTripper
-	responses bool
+	base        string
+	header      http.Header
+	auth        string
+	rt          http.RoundTripper
+	responses   bool
+	unsupported []string
 }
 
 // SpeaksResponses reports whether the host serves the Responses API.
@@ -64,11 +69,16 @@ func New(c Config) (*Upstream, error) {
 	if rt == nil {
 		rt = h1.For(u, c.Connect)
 	}
-	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt, responses: c.Responses}, nil
+	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt, responses: c.Responses, unsupported: c.Unsupported}, nil
 }
 
 // Send posts the call's body to the operation's path.
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
+	if c.Path == "/chat/completions" {
+		if un := refusal(c.Body, u.unsupported); un != nil {
+			return nil, un
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.base+c.Path, bytes.NewReader(c.Body))
 	if err != nil {
 		return nil, err
