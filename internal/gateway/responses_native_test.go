@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -101,5 +102,36 @@ func TestBuiltInToolsNeedANativeTarget(t *testing.T) {
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("news?")}})
 	if chat.calls() != 0 || s.Stats().APIs["responses"] != 1 {
 		t.Errorf("the chat target got %d calls, the native one %d; want the native target to be sent it", chat.calls(), s.Stats().APIs["responses"])
+	}
+}
+
+// Structured output through the translation: text.format json_schema
+// reaches a chat-only target as response_format, and its JSON comes back
+// as the response's text.
+func TestResponsesStructuredOutputThroughChat(t *testing.T) {
+	_, hs := simServer(t)
+	_, gw := start(t, Options{}, fmt.Sprintf(`
+providers:
+  sim: {type: openai, base_url: "%s/v1", keys: [k]}
+models:
+  - name: smart
+    targets: [{provider: sim, model: sim-large}]
+`, hs.URL))
+	c := newClient(gw.URL)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}, "temp": map[string]any{"type": "integer"}},
+		"required": []string{"city", "temp"}, "additionalProperties": false}
+	r, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "smart",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("weather?")},
+		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
+			OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: "weather", Schema: schema, Strict: openai.Bool(true)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		City *string `json:"city"`
+		Temp *int    `json:"temp"`
+	}
+	if err := json.Unmarshal([]byte(r.OutputText()), &out); err != nil || out.City == nil || out.Temp == nil {
+		t.Errorf("structured output %q: %v", r.OutputText(), err)
 	}
 }
