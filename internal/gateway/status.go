@@ -83,7 +83,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		doc.Models = append(doc.Models, m)
 	}
-	for _, t := range s.Router().Targets() {
+	for _, t := range ladderOrder(s.Router()) {
 		b, h := t.Breaker().Snapshot(), t.Health()
 		doc.Targets = append(doc.Targets, statusTarget{
 			Name: t.Name, State: b.State.String(), RetryAfterMS: b.RetryAfter.Milliseconds(),
@@ -96,4 +96,26 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(doc)
+}
+
+// ladderOrder lists the router's targets as the aliases' ladders list
+// them, in the order of the configuration, then the others (provider/model
+// requests) by name.
+func ladderOrder(r *router.Router) []*router.Target {
+	seen := map[*router.Target]bool{}
+	var out []*router.Target
+	for _, a := range r.Aliases() {
+		for _, t := range a.Targets {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	for _, t := range r.Targets() {
+		if !seen[t] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
