@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 	"strconv"
 	"unicode/utf8"
 )
@@ -9,55 +10,8 @@ import (
 // fixed member order, never a line break (an event's data must be one
 // line), and strings escaped as encoding/json escapes them.
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string: quotes, backslashes, control
-// characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendString[S string | []byte](b []byte, s S) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string, as encoding/json writes it.
+func appendString[S string | []byte](b []byte, s S) []byte { return jsontext.AppendString(b, s) }
 
 // appendKey appends "name": after a comma unless the object was just
 // opened.
