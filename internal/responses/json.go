@@ -1,9 +1,10 @@
 package responses
 
 import (
-	"github.com/fuseboxhq/fusebox/internal/jsontext"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
 // The package writes its JSON by appending to a byte slice: compact, in a
