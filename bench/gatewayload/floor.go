@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/proc"
 )
 
 // The floor is the least a gateway can add here: a Go reverse proxy
@@ -69,13 +71,13 @@ func startFloorTarget(ctx context.Context, tmp string, up *upstreamRef) (*runnin
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(tmp, filepath.Join(tmp, "floor.log"), exe, "-floor-child", up.baseURL)
+	p, err := proc.Start(proc.Command{Path: exe, Args: []string{"-floor-child", up.baseURL}, Dir: tmp, Log: filepath.Join(tmp, "floor.log")})
 	if err != nil {
 		return nil, err
 	}
 	r := &running{p: p}
-	err = p.waitReady(ctx, func(ctx context.Context) error {
-		line, _, _ := strings.Cut(p.logTail(), "\n")
+	err = p.WaitReady(ctx, func(ctx context.Context) error {
+		line, _, _ := strings.Cut(p.LogTail(), "\n")
 		if !strings.HasPrefix(line, "floor http://") {
 			return errors.New("no address yet")
 		}
@@ -83,7 +85,7 @@ func startFloorTarget(ctx context.Context, tmp string, up *upstreamRef) (*runnin
 		return probe(ctx, target{name: "floor", url: r.url, model: "m"})
 	})
 	if err != nil {
-		p.stop()
+		p.Stop()
 		return nil, fmt.Errorf("floor proxy: %v", err)
 	}
 	return r, nil

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/proc"
 )
 
 // target is where a cell's requests go: the upstream itself or a gateway
@@ -200,11 +202,11 @@ func runCell(ctx context.Context, t target, c cellSpec) (Result, error) {
 		workers[i] = &worker{client: client, t: t, body: body, stream: c.stream, br: bufio.NewReaderSize(nil, 4096)}
 	}
 
-	var sampler *rssSampler
+	var sampler *proc.Sampler
 	hwmReset := false
 	if t.pid != 0 {
-		hwmReset = resetPeak(t.pid)
-		sampler = sampleRSS(t.pid, 20*time.Millisecond)
+		hwmReset = proc.ResetPeak(t.pid)
+		sampler = proc.SampleRSS(t.pid, 20*time.Millisecond)
 	}
 
 	until := time.Now().Add(c.warmup)
@@ -215,7 +217,7 @@ func runCell(ctx context.Context, t target, c cellSpec) (Result, error) {
 
 	var cpu0 time.Duration
 	if t.pid != 0 {
-		cpu0, _ = cpuTime(t.pid)
+		cpu0, _ = proc.CPUTime(t.pid)
 	}
 	var stop func() bool
 	if c.requests > 0 {
@@ -254,12 +256,12 @@ func runCell(ctx context.Context, t target, c cellSpec) (Result, error) {
 		r.TTFBP50, r.TTFBP99 = &p50, &p99
 	}
 	if t.pid != 0 {
-		if cpu1, err := cpuTime(t.pid); err == nil {
+		if cpu1, err := proc.CPUTime(t.pid); err == nil {
 			per := float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(lat))
 			r.CPUPerReq = &per
 		}
-		peak, from := sampler.finish(), "sampled VmRSS every 20 ms"
-		if _, hwm, err := memory(t.pid); err == nil && hwmReset && hwm >= peak {
+		peak, from := sampler.Finish(), "sampled VmRSS every 20 ms"
+		if _, hwm, err := proc.Memory(t.pid); err == nil && hwmReset && hwm >= peak {
 			peak, from = hwm, "VmHWM, reset at the start of the cell"
 		}
 		r.PeakRSS, r.PeakRSSFrom = &peak, from

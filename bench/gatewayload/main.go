@@ -30,6 +30,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/buildtree"
+	"github.com/fuseboxhq/fusebox/bench/internal/proc"
 )
 
 // portkeyFlag is -portkey: unset means "when Node.js and the package are
@@ -156,7 +159,7 @@ type Report struct {
 }
 
 func run(ctx context.Context, o options, log func(string, ...any)) error {
-	benchDir, err := findBenchDir()
+	benchDir, err := buildtree.BenchDir()
 	if err != nil {
 		return err
 	}
@@ -187,14 +190,14 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 		return err
 	}
 	defer fb.stop()
-	targets = append(targets, target{name: "fusebox", url: fb.url, model: "fast", header: auth, pid: fb.p.pid(), conns: up.conns})
+	targets = append(targets, target{name: "fusebox", url: fb.url, model: "fast", header: auth, pid: fb.p.PID(), conns: up.conns})
 	if o.floor {
 		fl, err := startFloorTarget(ctx, tmp, up)
 		if err != nil {
 			return err
 		}
 		defer fl.stop()
-		targets = append(targets, target{name: "floor", url: fl.url, model: "m", header: auth, pid: fl.p.pid(), conns: up.conns})
+		targets = append(targets, target{name: "floor", url: fl.url, model: "m", header: auth, pid: fl.p.PID(), conns: up.conns})
 	}
 
 	rep := Report{Started: time.Now().UTC(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
@@ -213,7 +216,7 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 		rep.NodeVersion = nodeVersion()
 		rep.Portkey = portkeyPackage + "@" + installedVersion(o.portkeyDir, portkeyPackage) +
 			" (@hono/node-server " + installedVersion(o.portkeyDir, "@hono/node-server") + ")"
-		targets = append(targets, target{name: "portkey", url: pk.url, model: "m", pid: pk.p.pid(), conns: up.conns,
+		targets = append(targets, target{name: "portkey", url: pk.url, model: "m", pid: pk.p.PID(), conns: up.conns,
 			header: http.Header{"Authorization": {"Bearer k"}, "X-Portkey-Provider": {"openai"},
 				"X-Portkey-Custom-Host": {up.baseURL}}})
 	} else {
@@ -221,7 +224,7 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 		log("Portkey not measured: %s", why)
 	}
 
-	rep.LoadBefore = loadAverage()
+	rep.LoadBefore = proc.LoadAverage()
 	log("load average before: %s", rep.LoadBefore)
 	for _, mode := range o.modes {
 		for _, conc := range o.concurrency {
@@ -237,7 +240,7 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 			}
 		}
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = proc.LoadAverage()
 	addDeltas(rep.Results)
 	rep.Checks = checks(rep.Results)
 
@@ -254,11 +257,11 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 
 // running is a started gateway and its chat completions URL.
 type running struct {
-	p   *process
+	p   *proc.Process
 	url string
 }
 
-func (r *running) stop() { r.p.stop() }
+func (r *running) stop() { r.p.Stop() }
 
 func startFuseboxTarget(ctx context.Context, o options, benchDir, tmp string, up *upstreamRef, log func(string, ...any)) (*running, error) {
 	bin := o.fuseboxBin
@@ -275,8 +278,8 @@ func startFuseboxTarget(ctx context.Context, o options, benchDir, tmp string, up
 	}
 	r := &running{p: p, url: "http://127.0.0.1:" + strconv.Itoa(port) + "/v1/chat/completions"}
 	t := target{name: "fusebox", url: r.url, model: "fast", header: http.Header{"Authorization": {"Bearer k"}}}
-	if err := p.waitReady(ctx, func(ctx context.Context) error { return probe(ctx, t) }); err != nil {
-		p.stop()
+	if err := p.WaitReady(ctx, func(ctx context.Context) error { return probe(ctx, t) }); err != nil {
+		p.Stop()
 		return nil, fmt.Errorf("fusebox: %v", err)
 	}
 	return r, nil
@@ -308,27 +311,9 @@ func startPortkeyTarget(ctx context.Context, o options, tmp string, up *upstream
 	r := &running{p: p, url: "http://127.0.0.1:" + strconv.Itoa(port) + "/v1/chat/completions"}
 	t := target{name: "portkey", url: r.url, model: "m", header: http.Header{"Authorization": {"Bearer k"},
 		"X-Portkey-Provider": {"openai"}, "X-Portkey-Custom-Host": {up.baseURL}}}
-	if err := p.waitReady(ctx, func(ctx context.Context) error { return probe(ctx, t) }); err != nil {
-		p.stop()
+	if err := p.WaitReady(ctx, func(ctx context.Context) error { return probe(ctx, t) }); err != nil {
+		p.Stop()
 		return nil, "", fmt.Errorf("portkey: %v", err)
 	}
 	return r, "", nil
-}
-
-// findBenchDir returns the bench module's directory: the working
-// directory or the nearest parent whose go.mod declares it.
-func findBenchDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && strings.HasPrefix(string(b), "module github.com/fuseboxhq/fusebox/bench\n") {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run from the bench module (no github.com/fuseboxhq/fusebox/bench go.mod at or above %s)", dir)
-		}
-	}
 }

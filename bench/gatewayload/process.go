@@ -6,110 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
-	"time"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/buildtree"
+	"github.com/fuseboxhq/fusebox/bench/internal/proc"
 )
-
-// process is a gateway running as a child process, with its output in a
-// log file.
-type process struct {
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	err     error // from Wait; read after exited is closed
-}
-
-// startProcess runs name with args in dir, its stdout and stderr going to
-// logPath. The child gets SIGTERM if this program dies first.
-func startProcess(dir, logPath, name string, args ...string) (*process, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// stop asks the process to end (SIGTERM), and kills it after 5 s.
-func (p *process) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-// waitReady calls check until it succeeds, the process exits, ctx ends or
-// 60 s pass.
-func (p *process) waitReady(ctx context.Context, check func(context.Context) error) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := check(ctx)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after 60 s: %v; log: %s\n%s", err, p.logPath, p.logTail())
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("exited (%v) before it was ready; log: %s\n%s", p.err, p.logPath, p.logTail())
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// logTail returns the end of the process's log.
-func (p *process) logTail() string {
-	b, _ := os.ReadFile(p.logPath)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(bytes.TrimSpace(b))
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
 
 // buildFusebox compiles cmd/fusebox from the repository at root into dir.
 func buildFusebox(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "fusebox")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/fusebox")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/fusebox: %v\n%s", err, out)
-	}
-	return bin, nil
+	return bin, buildtree.Fusebox(context.Background(), root, bin, buildtree.Options{})
 }
 
 // fuseboxConfig is the gateway's configuration for the run: one provider,
@@ -141,8 +50,8 @@ func setFuseboxExtra(state string, budget bool) {
 }
 
 // startFusebox writes the config into dir and starts bin serving it.
-func startFusebox(bin, dir, upstreamURL string) (*process, int, error) {
-	port, err := freePort()
+func startFusebox(bin, dir, upstreamURL string) (*proc.Process, int, error) {
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -150,7 +59,7 @@ func startFusebox(bin, dir, upstreamURL string) (*process, int, error) {
 	if err := os.WriteFile(cfg, []byte(fuseboxConfig(port, upstreamURL)), 0o600); err != nil {
 		return nil, 0, err
 	}
-	p, err := startProcess(dir, filepath.Join(dir, "fusebox.log"), bin, "serve", "--config", cfg)
+	p, err := proc.Start(proc.Command{Path: bin, Args: []string{"serve", "--config", cfg}, Dir: dir, Log: filepath.Join(dir, "fusebox.log")})
 	return p, port, err
 }
 
@@ -224,13 +133,13 @@ func installedVersion(dir, pkg string) string {
 
 // startPortkey starts the Portkey gateway from dir, headless, its log in
 // logDir.
-func startPortkey(dir, logDir string) (*process, int, error) {
-	port, err := freePort()
+func startPortkey(dir, logDir string) (*proc.Process, int, error) {
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := startProcess(dir, filepath.Join(logDir, "portkey.log"), "node", portkeyMain,
-		"--port="+strconv.Itoa(port), "--headless")
+	p, err := proc.Start(proc.Command{Path: "node", Args: []string{portkeyMain, "--port=" + strconv.Itoa(port), "--headless"},
+		Dir: dir, Log: filepath.Join(logDir, "portkey.log")})
 	return p, port, err
 }
 

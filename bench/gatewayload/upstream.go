@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/proc"
 )
 
 // The fixed answers of the fast upstream, shared by the load run (over
@@ -154,13 +156,13 @@ func childProcess(tmp string) (*upstreamRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(tmp, filepath.Join(tmp, "upstream.log"), exe, "-upstream-child")
+	p, err := proc.Start(proc.Command{Path: exe, Args: []string{"-upstream-child"}, Dir: tmp, Log: filepath.Join(tmp, "upstream.log")})
 	if err != nil {
 		return nil, err
 	}
 	var base string
-	err = p.waitReady(context.Background(), func(context.Context) error {
-		line, _, _ := strings.Cut(p.logTail(), "\n")
+	err = p.WaitReady(context.Background(), func(context.Context) error {
+		line, _, _ := strings.Cut(p.LogTail(), "\n")
 		if !strings.HasPrefix(line, "upstream http://") {
 			return errors.New("no address yet")
 		}
@@ -168,7 +170,7 @@ func childProcess(tmp string) (*upstreamRef, error) {
 		return nil
 	})
 	if err != nil {
-		p.stop()
+		p.Stop()
 		return nil, fmt.Errorf("upstream process: %v", err)
 	}
 	stats := strings.TrimSuffix(base, "/v1") + "/conns"
@@ -182,5 +184,5 @@ func childProcess(tmp string) (*upstreamRef, error) {
 		n, _ := strconv.ParseInt(string(b), 10, 64)
 		return n
 	}
-	return &upstreamRef{baseURL: base, conns: conns, stop: p.stop}, nil
+	return &upstreamRef{baseURL: base, conns: conns, stop: p.Stop}, nil
 }
