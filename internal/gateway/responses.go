@@ -98,7 +98,7 @@ func placeholderChat(body []byte) []byte {
 	f := aireq.Scan(body)
 	chat := `{"model":` + strconv.Quote(f.ModelName()) + `,"messages":[{"role":"user","content":""}]`
 	if f.Stream {
-		chat += `,"stream":true`
+		chat += `,"stream":true,"stream_options":{"include_usage":true}`
 	}
 	return []byte(chat + "}")
 }

@@ -135,3 +135,34 @@ models:
 		t.Errorf("structured output %q: %v", r.OutputText(), err)
 	}
 }
+
+// A streamed request only a native target can serve (truncation: auto,
+// which chat cannot express; the simulator serves it, as it refuses
+// hosted tools) reaches its client whole, response.completed included,
+// and the chat target is never sent it.
+func TestNativeOnlyRequestStreamsWhole(t *testing.T) {
+	_, hs := simServer(t)
+	chat := newUpstream(t, chatOK("chat"))
+	_, gw := start(t, Options{}, fmt.Sprintf(nativeLadder, hs.URL, chat.URL+"/v1"))
+	body := `{"model":"smart","input":"hi","stream":true,"truncation":"auto"}`
+	resp, err := http.Post(gw.URL+"/v1/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := new(strings.Builder)
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.WriteString(string(buf[:n]))
+		if err != nil {
+			break
+		}
+	}
+	resp.Body.Close()
+	if resp.Header.Get("X-Fusebox-Target") != "oai/sim-large" || !strings.Contains(b.String(), "event: response.completed") {
+		t.Errorf("%d from %q: %s", resp.StatusCode, resp.Header.Get("X-Fusebox-Target"), b.String())
+	}
+	if chat.calls() != 0 {
+		t.Error("the chat target was sent what it cannot serve")
+	}
+}
