@@ -8,15 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/bench/internal/proc"
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // target is where a cell's requests go: the upstream itself or a gateway
@@ -250,9 +249,9 @@ func runCell(ctx context.Context, t target, c cellSpec) (Result, error) {
 	}
 	r.Requests, r.Seconds = len(lat), elapsed.Seconds()
 	r.RPS = float64(len(lat)) / elapsed.Seconds()
-	r.P50, r.P99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	r.P50, r.P99 = stats.Percentile(lat, 0.50), stats.Percentile(lat, 0.99)
 	if c.stream {
-		p50, p99 := percentile(ttfb, 0.50), percentile(ttfb, 0.99)
+		p50, p99 := stats.Percentile(ttfb, 0.50), stats.Percentile(ttfb, 0.99)
 		r.TTFBP50, r.TTFBP99 = &p50, &p99
 	}
 	if t.pid != 0 {
@@ -280,18 +279,6 @@ func runAll(ctx context.Context, workers []*worker, stop func() bool, keep bool)
 		}()
 	}
 	wg.Wait()
-}
-
-// percentile returns the nearest-rank q-quantile of ds, in microseconds.
-// It sorts ds.
-func percentile(ds []time.Duration, q float64) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	i := int(math.Ceil(q*float64(len(ds)))) - 1
-	i = max(0, min(i, len(ds)-1))
-	return float64(ds[i]) / float64(time.Microsecond)
 }
 
 // probe sends one request of each kind to t and reports what went wrong.

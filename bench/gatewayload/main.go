@@ -33,6 +33,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/bench/internal/buildtree"
 	"github.com/fuseboxhq/fusebox/bench/internal/proc"
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // portkeyFlag is -portkey: unset means "when Node.js and the package are
@@ -235,7 +236,7 @@ func run(ctx context.Context, o options, log func(string, ...any)) error {
 					return err
 				}
 				log("%-6s c=%-3d %-8s %8.0f req/s  p50 %s  p99 %s  errors %d  upstream conns %d", mode, conc, t.name, r.RPS,
-					fmtUS(r.P50), fmtUS(r.P99), r.Errors, r.UpstreamConns)
+					stats.FmtUS(r.P50), stats.FmtUS(r.P99), r.Errors, r.UpstreamConns)
 				rep.Results = append(rep.Results, r)
 			}
 		}

@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // addDeltas fills the Added* fields of every gateway cell from the direct
@@ -61,11 +62,11 @@ func checks(rs []Result) []Check {
 		cell := fmt.Sprintf("%s c=%d", r.Mode, r.Concurrency)
 		if r.Concurrency == 1 {
 			cs = append(cs,
-				Check{cell + ": added p50 ≤ 100 µs", fmtAdded(*r.AddedP50), *r.AddedP50 <= 100},
-				Check{cell + ": added p99 ≤ 1 ms", fmtAdded(*r.AddedP99), *r.AddedP99 <= 1000})
+				Check{cell + ": added p50 ≤ 100 µs", stats.FmtAdded(*r.AddedP50), *r.AddedP50 <= 100},
+				Check{cell + ": added p99 ≤ 1 ms", stats.FmtAdded(*r.AddedP99), *r.AddedP99 <= 1000})
 		}
 		if r.AddedTTFB != nil {
-			cs = append(cs, Check{cell + ": added TTFB p50 ≤ 1 ms", fmtAdded(*r.AddedTTFB), *r.AddedTTFB <= 1000})
+			cs = append(cs, Check{cell + ": added TTFB p50 ≤ 1 ms", stats.FmtAdded(*r.AddedTTFB), *r.AddedTTFB <= 1000})
 		}
 		if p := find(rs, r.Mode, r.Concurrency, "portkey"); p != nil && r.Concurrency == maxConc && maxConc > 1 {
 			ratio := r.RPS / p.RPS
@@ -102,9 +103,9 @@ func printMarkdown(w io.Writer, rep *Report) {
 	fmt.Fprintln(w, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n",
-			r.Mode, r.Concurrency, r.Target, r.RPS, fmtUS(r.P50), fmtUS(r.P99),
-			opt(r.AddedP50, fmtAdded), opt(r.AddedP99, fmtAdded), opt(r.TTFBP50, fmtUS), opt(r.AddedTTFB, fmtAdded),
-			opt(r.CPUPerReq, fmtUS), optMB(r.PeakRSS), r.Errors, r.UpstreamConns)
+			r.Mode, r.Concurrency, r.Target, r.RPS, stats.FmtUS(r.P50), stats.FmtUS(r.P99),
+			opt(r.AddedP50, stats.FmtAdded), opt(r.AddedP99, stats.FmtAdded), opt(r.TTFBP50, stats.FmtUS), opt(r.AddedTTFB, stats.FmtAdded),
+			opt(r.CPUPerReq, stats.FmtUS), optMB(r.PeakRSS), r.Errors, r.UpstreamConns)
 	}
 	if len(rep.Checks) > 0 {
 		fmt.Fprintln(w, "\n| target (Fusebox) | measured | met |")
@@ -118,27 +119,6 @@ func printMarkdown(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "\n%s %s c=%d: first error: %s\n", r.Target, r.Mode, r.Concurrency, r.FirstError)
 		}
 	}
-}
-
-// fmtUS formats microseconds.
-func fmtUS(us float64) string {
-	switch a := math.Abs(us); {
-	case a < 1000:
-		return fmt.Sprintf("%.0f µs", us)
-	case a < 10000:
-		return fmt.Sprintf("%.2f ms", us/1000)
-	default:
-		return fmt.Sprintf("%.1f ms", us/1000)
-	}
-}
-
-// fmtAdded formats a difference in microseconds, with its sign.
-func fmtAdded(us float64) string {
-	s := fmtUS(us)
-	if us >= 0 {
-		s = "+" + s
-	}
-	return s
 }
 
 // fmtMB formats bytes in MB of 10⁶ bytes.

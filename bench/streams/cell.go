@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/bench/internal/proc"
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // cellSpec says how a cell runs: c streams held open against one gateway.
@@ -242,8 +241,8 @@ func (r *Result) tally(records []record, from, to time.Duration, spec streamSpec
 	r.Seconds = (to - from).Seconds()
 	r.StreamsPerSec = float64(r.Streams) / r.Seconds
 	if len(ttfb) > 0 {
-		r.TTFBAddedP50, r.TTFBAddedP99 = ptr(percentile(ttfb, 0.50)), ptr(percentile(ttfb, 0.99))
-		r.LengthAddedP50, r.LengthAddedP99 = ptr(percentile(length, 0.50)), ptr(percentile(length, 0.99))
+		r.TTFBAddedP50, r.TTFBAddedP99 = ptr(stats.Percentile(ttfb, 0.50)), ptr(stats.Percentile(ttfb, 0.99))
+		r.LengthAddedP50, r.LengthAddedP99 = ptr(stats.Percentile(length, 0.50)), ptr(stats.Percentile(length, 0.99))
 	}
 }
 
@@ -269,9 +268,9 @@ func (r *Result) perStream(idle sample, samples []sample) {
 		stack = append(stack, float64(s.g.stackInuse-idle.g.stackInuse)/n)
 		r.Goroutines, r.HeapInuse = max(r.Goroutines, s.g.goroutines), max(r.HeapInuse, s.g.heapInuse)
 	}
-	r.Threads = int(median(threads))
+	r.Threads = int(stats.Median(threads))
 	if len(gor) > 0 {
-		r.GoroutinesPerStream, r.HeapPerStream, r.StackPerStream = ptr(median(gor)), ptr(median(heap)), ptr(median(stack))
+		r.GoroutinesPerStream, r.HeapPerStream, r.StackPerStream = ptr(stats.Median(gor)), ptr(stats.Median(heap)), ptr(stats.Median(stack))
 	}
 }
 
@@ -293,28 +292,6 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	case <-timer.C:
 		return true
 	}
-}
-
-// percentile returns the nearest-rank q-quantile of ds, in microseconds.
-// It sorts ds.
-func percentile(ds []time.Duration, q float64) float64 {
-	slices.Sort(ds)
-	i := int(math.Ceil(q*float64(len(ds)))) - 1
-	i = max(0, min(i, len(ds)-1))
-	return float64(ds[i]) / float64(time.Microsecond)
-}
-
-// median returns the median of xs (0 for none). It sorts xs.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 0 {
-		return (xs[n/2-1] + xs[n/2]) / 2
-	}
-	return xs[n/2]
 }
 
 func ptr[T any](v T) *T { return &v }

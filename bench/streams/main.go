@@ -38,6 +38,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/bench/internal/buildtree"
 	"github.com/fuseboxhq/fusebox/bench/internal/proc"
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 type options struct {
@@ -215,7 +216,7 @@ func run(ctx context.Context, o options, log func(string, ...any)) (*Report, err
 				log("c=%-5d %-7s %6.0f streams/s  errors %d  RSS/stream %s  goroutines/stream %s  TTFB added p99 %s  length added p99 %s  CPU/stream %s",
 					c, st.name, r.StreamsPerSec, r.Errors, optKB(r.RSSPerStream),
 					opt(r.GoroutinesPerStream, func(v float64) string { return fmt.Sprintf("%.2f", v) }),
-					opt(r.TTFBAddedP99, fmtAdded), opt(r.LengthAddedP99, fmtAdded), opt(r.CPUPerStream, fmtUS))
+					opt(r.TTFBAddedP99, stats.FmtAdded), opt(r.LengthAddedP99, stats.FmtAdded), opt(r.CPUPerStream, stats.FmtUS))
 				rep.Results = append(rep.Results, r)
 			}
 		}

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // Result is one cell: one gateway holding Concurrency streams. Times are
@@ -156,7 +157,7 @@ func medianOf(rs []Result, f func(Result) *float64) float64 {
 			xs = append(xs, *v)
 		}
 	}
-	return median(xs)
+	return stats.Median(xs)
 }
 
 func printMarkdown(w io.Writer, rep *Report, rounds int) {
@@ -180,7 +181,7 @@ func printMarkdown(w io.Writer, rep *Report, rounds int) {
 			r.Concurrency, r.Target, r.StreamsPerSec, r.Errors, optBytes(r.PeakRSS), optKB(r.RSSPerStream),
 			opt(r.GoroutinesPerStream, func(v float64) string { return fmt.Sprintf("%.2f", v) }),
 			optKB(r.HeapPerStream), optKB(r.StackPerStream), threads,
-			opt(r.TTFBAddedP50, fmtAdded), opt(r.TTFBAddedP99, fmtAdded), opt(r.CPUPerStream, fmtUS),
+			opt(r.TTFBAddedP50, stats.FmtAdded), opt(r.TTFBAddedP99, stats.FmtAdded), opt(r.CPUPerStream, stats.FmtUS),
 			r.ClientConns, r.UpstreamConns)
 	}
 	for _, r := range ms {
@@ -210,27 +211,6 @@ func printMarkdown(w io.Writer, rep *Report, rounds int) {
 			fmt.Fprintf(w, "\n%s c=%d round %d: profiles in %s\n", r.Target, r.Concurrency, r.Round+1, r.Profiles)
 		}
 	}
-}
-
-// fmtUS formats microseconds.
-func fmtUS(us float64) string {
-	switch a := math.Abs(us); {
-	case a < 1000:
-		return fmt.Sprintf("%.0f µs", us)
-	case a < 10000:
-		return fmt.Sprintf("%.2f ms", us/1000)
-	default:
-		return fmt.Sprintf("%.1f ms", us/1000)
-	}
-}
-
-// fmtAdded formats a difference in microseconds, with its sign.
-func fmtAdded(us float64) string {
-	s := fmtUS(us)
-	if us >= 0 {
-		s = "+" + s
-	}
-	return s
 }
 
 func opt(v *float64, f func(float64) string) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/bench/internal/proc"
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
@@ -163,6 +164,6 @@ func BenchmarkFloorStream(b *testing.B) {
 	cpu1, _ := proc.CPUTime(g.pid())
 	b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "floor-cpu-µs/stream")
 	if len(ttfb) > 0 {
-		b.ReportMetric(percentile(ttfb, 0.5), "added-ttfb-p50-µs")
+		b.ReportMetric(stats.Percentile(ttfb, 0.5), "added-ttfb-p50-µs")
 	}
 }
