@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
+
+	"github.com/fuseboxhq/fusebox/bench/internal/stats"
 )
 
 // The parts of the load runs' JSON reports the gate reads: gatewayload's
@@ -184,17 +185,13 @@ func compare(ms []metric, base, cur []run, th thresholds) []row {
 	return rows
 }
 
-// median returns the median of xs without changing it.
+// median returns the median of xs without changing it; NaN for none
+// (a figure not measured).
 func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n == 0 {
+	if len(xs) == 0 {
 		return math.NaN()
 	}
-	if n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[n/2]
+	return stats.Median(xs)
 }
 
 func ptr[T any](v T) *T { return &v }
