@@ -60,3 +60,28 @@ func AppendString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// Kind names the JSON type of a valid JSON value, for error messages: "a
+// string", "an object", "an array", "a boolean", "null", "a number", or
+// "nothing" for no value. Leading white space is skipped.
+func Kind(raw []byte) string {
+	for len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t' || raw[0] == '\n' || raw[0] == '\r') {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -37,3 +37,12 @@ func BenchmarkAppendString(b *testing.B) {
 		buf = AppendString(buf[:0], s)
 	}
 }
+
+func TestKind(t *testing.T) {
+	for raw, want := range map[string]string{`"x"`: "a string", ` {}`: "an object", "\n[1]": "an array", `true`: "a boolean",
+		`false`: "a boolean", `null`: "null", `-1.5`: "a number", ``: "nothing", "  \t": "nothing"} {
+		if got := Kind([]byte(raw)); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

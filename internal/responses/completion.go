@@ -26,10 +26,10 @@ type completionFields struct {
 	model, choices, usage, err []byte
 }
 
-// readCompletion reads a chat completion into r.
-func readCompletion(chat []byte, r *result, id string) error {
-	var f completionFields
-	if !topMembers(chat, func(name []byte, _ aireq.Text, v []byte) {
+// readCompletionFields reads the members of a chat completion or chunk
+// that the answer is built from; false when data is not a JSON object.
+func readCompletionFields(data []byte) (f completionFields, ok bool) {
+	ok = topMembers(data, func(name []byte, _ aireq.Text, v []byte) {
 		switch string(name) {
 		case "model":
 			f.model = v
@@ -40,7 +40,14 @@ func readCompletion(chat []byte, r *result, id string) error {
 		case "error":
 			f.err = v
 		}
-	}) {
+	})
+	return f, ok
+}
+
+// readCompletion reads a chat completion into r.
+func readCompletion(chat []byte, r *result, id string) error {
+	f, ok := readCompletionFields(chat)
+	if !ok {
 		return badChat("not a JSON object")
 	}
 	if !absent(f.err) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
 // ErrUnsupported is matched by errors.Is for an *Error about a request
@@ -108,24 +110,7 @@ func wrongType(param, want string, raw []byte) *Error {
 }
 
 // kindName names the JSON type of a valid JSON value.
-func kindName(raw []byte) string {
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
+func kindName(raw []byte) string { return jsontext.Kind(raw) }
 
 // maxQuoted is the most bytes of a client's text quoted in a message.
 const maxQuoted = 64

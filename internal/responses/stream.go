@@ -3,8 +3,6 @@ package responses
 import (
 	"errors"
 	"time"
-
-	"github.com/fuseboxhq/fusebox/aireq"
 )
 
 // Event is one server-sent event of a Responses stream, to be written as
@@ -271,19 +269,8 @@ type chunk struct {
 
 // read reads data into c.
 func (c *chunk) read(data []byte) error {
-	var f completionFields
-	if !topMembers(data, func(name []byte, _ aireq.Text, v []byte) {
-		switch string(name) {
-		case "model":
-			f.model = v
-		case "choices":
-			f.choices = v
-		case "usage":
-			f.usage = v
-		case "error":
-			f.err = v
-		}
-	}) {
+	f, ok := readCompletionFields(data)
+	if !ok {
 		return badChat("a stream chunk is not a JSON object")
 	}
 	if !absent(f.err) {

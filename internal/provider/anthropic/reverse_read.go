@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
 // reqObject is an object of a client's Messages request: its members by
@@ -152,25 +154,7 @@ func (o reqObject) strings(key string) ([]string, error) {
 }
 
 // kind names the JSON type of a valid JSON value.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
+func kind(raw json.RawMessage) string { return jsontext.Kind(raw) }
 
 func wantType(at, want string, raw json.RawMessage) error {
 	return badValue(at, CodeInvalidValue, "want "+want+", got "+kind(raw))
