@@ -3,12 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
-	"go.uber.org/goleak"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
+	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
 func write(t *testing.T, body string) string {
@@ -117,12 +123,34 @@ func TestDemoRunsAndStops(t *testing.T) {
 
 // Each phase of the outage cycle is said, in order, as it comes.
 func TestDemoNarratesEachPhase(t *testing.T) {
-	var out bytes.Buffer
-	err := Run(context.Background(), []string{"demo", "--duration", "1900ms", "--rate", "10", "--cycle", "2s", "--summary", "1h"}, &out, &out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	clk := clocktest.New(time.Unix(0, 0))
+	provs := demoProviders()
+	for _, p := range provs {
+		s, err := sim.New(sim.Config{Name: p.name, Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		p.srv = s
 	}
-	s, last := out.String(), -1
+	var mu sync.Mutex
+	var lines []string
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); scriptOutages(ctx, clk, 2*time.Second, provs, say) }()
+	for range demoPhases(2 * time.Second) { // each phase's sleep, then the cycle's end
+		clk.WaitForTimers(1)
+		clk.AdvanceToNext()
+	}
+	clk.WaitForTimers(1) // waiting for the cycle's end: every phase said
+	cancel()
+	<-done
+	s, last := strings.Join(lines, "\n"), -1
 	for _, want := range []string{"outage cycle 1 begins", "phase: primary down", "phase: secondary throttled", "phase: primary recovers", "phase: secondary's throttle over"} {
 		i := strings.Index(s, want)
 		if i < 0 || i < last {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/gateway"
 	"github.com/fuseboxhq/fusebox/internal/sim"
@@ -167,7 +168,7 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 		tally.order = append(tally.order, p.name)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { scriptOutages(ctx, o.cycle, provs, say) })
+	wg.Go(func() { scriptOutages(ctx, nil, o.cycle, provs, say) })
 	wg.Go(func() { trickle(ctx, base, o.rate, provs, &tally) })
 	ticker := time.NewTicker(o.every)
 	defer ticker.Stop()
@@ -189,11 +190,12 @@ loop:
 
 // scriptOutages applies the outage cycle to the simulators, again at the
 // start of every cycle, and says what happens at each phase, until ctx
-// ends.
-func scriptOutages(ctx context.Context, cycle time.Duration, provs []*demoProvider, say func(string, ...any)) {
+// ends; clk nil is the system clock.
+func scriptOutages(ctx context.Context, clk clock.Clock, cycle time.Duration, provs []*demoProvider, say func(string, ...any)) {
+	clk = clock.Or(clk)
 	faults := outage(cycle)
 	for n := 1; ; n++ {
-		start := time.Now()
+		start := clk.Now()
 		for _, p := range provs {
 			if err := p.srv.SetFaults(faults[p.name]); err != nil {
 				say("demo: setting faults on %s: %v", p.name, err)
@@ -201,12 +203,12 @@ func scriptOutages(ctx context.Context, cycle time.Duration, provs []*demoProvid
 		}
 		say("outage cycle %d begins: every provider healthy, the primary serves", n)
 		for _, ph := range demoPhases(cycle) {
-			if !sleepCtx(ctx, time.Until(start.Add(ph.at))) {
+			if clock.Sleep(ctx, clk, start.Add(ph.at).Sub(clk.Now())) != nil {
 				return
 			}
 			say("%s", ph.say)
 		}
-		if !sleepCtx(ctx, time.Until(start.Add(cycle))) {
+		if clock.Sleep(ctx, clk, start.Add(cycle).Sub(clk.Now())) != nil {
 			return
 		}
 	}
@@ -226,21 +228,6 @@ func demoPhases(cycle time.Duration) []demoPhase {
 		{at(0.40), "phase: secondary throttled: 429 to half its calls, Retry-After 5s. Fusebox rests its key (its breaker stays closed) and the cheap target takes the rest."},
 		{at(0.55), "phase: primary recovers. Its breaker closes once a probe succeeds, and it serves again."},
 		{at(0.65), "phase: secondary's throttle over: every provider healthy."},
-	}
-}
-
-// sleepCtx sleeps for d, reporting false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 
