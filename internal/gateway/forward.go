@@ -14,8 +14,8 @@ import (
 var forwarded = []string{"Openai-Beta", "Anthropic-Beta", "Anthropic-Version"}
 
 // forwardHeaders returns the client's headers to pass upstream: those of
-// forwarded and of allow (canonical names), never config.NeverForwarded ones;
-// nil when the client sent none of them.
+// forwarded and of allow (canonical names, see canonicalHeaders), never
+// config.NeverForwarded ones; nil when the client sent none of them.
 func forwardHeaders(h http.Header, allow []string) http.Header {
 	var out http.Header
 	add := func(name string) {
@@ -30,7 +30,17 @@ func forwardHeaders(h http.Header, allow []string) http.Header {
 		add(name)
 	}
 	for _, name := range allow {
-		add(textproto.CanonicalMIMEHeaderKey(name))
+		add(name)
+	}
+	return out
+}
+
+// canonicalHeaders returns names in their canonical form, once per
+// configuration rather than per request.
+func canonicalHeaders(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = textproto.CanonicalMIMEHeaderKey(n)
 	}
 	return out
 }

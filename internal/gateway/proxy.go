@@ -233,7 +233,7 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
 			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
-			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.cfg.Server.ForwardHeaders),
+			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.forward),
 		}
 		if x.resp != nil {
 			req.Responses, req.Unservable = x.resp.native, x.resp.unservable

@@ -60,7 +60,8 @@ func (x *exchange) fromResponses(body []byte) ([]byte, bool) {
 		return nil, false
 	}
 	var history []responses.Item
-	if prev := responses.PreviousResponseID(body); prev != "" {
+	prev := responses.PreviousResponseID(body)
+	if prev != "" {
 		if st, ok := x.s.responses.Get(prev); ok && st.Owner == x.client {
 			history = st.History()
 		}
@@ -78,7 +79,7 @@ func (x *exchange) fromResponses(body []byte) ([]byte, bool) {
 		return nil, false
 	}
 	x.resp = &respExchange{req: req, id: responses.NewID(), created: x.s.clk.Now(), body: body}
-	if prev := responses.PreviousResponseID(body); prev == "" || unsupported {
+	if prev == "" || unsupported {
 		x.resp.native = body
 	}
 	if unsupported {

@@ -24,6 +24,8 @@ type state struct {
 	cors     *corsPolicy // nil: no origin allowed
 	// upstreams describe the providers for the spans (with otel on).
 	upstreams map[string]upstreamInfo
+	// forward are server.forward_headers, canonical.
+	forward []string
 }
 
 // client is a gateway API key and what it may do.
@@ -79,7 +81,8 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}, cors: newCORS(cfg.CORS)}
+	st := &state{cfg: cfg, router: r, degraded: map[string]config.Degraded{}, cors: newCORS(cfg.CORS),
+		forward: canonicalHeaders(cfg.Server.ForwardHeaders)}
 	if s.tel != nil {
 		st.upstreams = upstreams(cfg)
 	}

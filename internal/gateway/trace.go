@@ -54,8 +54,7 @@ type trace struct {
 	x   *exchange
 	req *telemetry.Request
 	mu  sync.Mutex
-	n   int // attempts started
-	all []*attemptTrace
+	all []*attemptTrace // the attempts started, in order
 }
 
 // attemptTrace is one attempt's span and what ends it.
@@ -84,21 +83,18 @@ func (x *exchange) startTrace(req *router.Request, operation string) {
 func (t *trace) Sending(a *router.Attempt, c *router.Call) {
 	x := t.x
 	info := x.st.upstreams[a.Target.Provider]
+	at := &attemptTrace{}
 	t.mu.Lock()
-	t.n++
-	n := t.n
+	t.all = append(t.all, at)
+	n := len(t.all)
 	t.mu.Unlock()
-	span := t.req.StartAttempt(telemetry.AttemptInfo{
+	at.span = t.req.StartAttempt(telemetry.AttemptInfo{
 		Target: a.Target.Name, Provider: info.name, ProviderType: info.kind, Model: c.Model,
 		ServerAddress: info.host, ServerPort: info.port, Number: n,
 		BreakerState: a.Target.Breaker().State().String(), Stream: c.Stream, MaxTokens: x.fields.MaxTokens,
 	})
-	span.Inject(c.Header)
-	at := &attemptTrace{span: span}
+	at.span.Inject(c.Header)
 	a.Trace = at
-	t.mu.Lock()
-	t.all = append(t.all, at)
-	t.mu.Unlock()
 }
 
 // Ended ends a failed attempt's span at once; a success waits for its
