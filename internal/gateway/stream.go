@@ -214,7 +214,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		if u != nil {
 			x.streamAccount(a, ev.Name, u)
 		}
-		if x.hideUsage && !a.Responses && u != nil && noChoices(ev.Data) {
+		if x.hideUsage && u != nil && noChoices(ev.Data) {
 			// Kept for the cache, not passed on.
 			if asm != nil && asm.Add(ev.Data) != nil {
 				asm = nil
