@@ -125,15 +125,15 @@ func New(s Settings) *Transport {
 	return t
 }
 
-// conn is one connection with its buffers. lr sits under br so that a
-// response head can be bounded without bounding the body; w sits under bw
-// to tell the connection's write errors from the request body's.
+// conn is one connection with its read buffer. lr sits under br so that a
+// response head can be bounded without bounding the body; w, under the
+// write buffer a request borrows while it is sent, tells the connection's
+// write errors from the request body's.
 type conn struct {
 	nc     net.Conn
 	lr     limitedReader
 	br     *bufio.Reader
 	w      errWriter
-	bw     *bufio.Writer
 	key    string
 	idleAt time.Time
 	tls    bool   // nc is a *tls.Conn
@@ -165,6 +165,16 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	l.left -= int64(n)
 	return n, err
 }
+
+// readBufferSize is a connection's read buffer. A connection holds it for
+// as long as it lives, through every second of a slow stream, so it is
+// small: a head longer than it is read in pieces, and a body read in
+// larger pieces than it skips it (bufio reads those directly).
+const readBufferSize = 4 << 10
+
+// writers lends write buffers to requests while they are sent: a
+// connection does not hold one while it waits for an answer.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 8<<10) }}
 
 // errWriter writes to a connection and keeps its first error: net/http's
 // request writer reports any error under a body copy as the body's.
@@ -285,10 +295,14 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (r
 // or the write error, whichever its two goroutines see first.
 func (c *conn) send(req *http.Request) (early bool, err error) {
 	c.w.err = nil
-	err = req.Write(c.bw)
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(&c.w)
+	err = req.Write(bw)
 	if err == nil {
-		err = c.bw.Flush()
+		err = bw.Flush()
 	}
+	bw.Reset(nil)
+	writers.Put(bw)
 	if err == nil || c.w.err == nil {
 		return false, err // sent, or reading the request's body failed
 	}
@@ -401,8 +415,7 @@ func (t *Transport) get(ctx context.Context, key string, u *url.URL) (c *conn, r
 		nc, c.tls = tc, true
 	}
 	c.nc, c.w.w, c.lr.r = nc, nc, nc
-	c.bw = bufio.NewWriterSize(&c.w, 8<<10)
-	c.br = bufio.NewReaderSize(&c.lr, 16<<10)
+	c.br = bufio.NewReaderSize(&c.lr, readBufferSize)
 	return c, false, nil
 }
 
