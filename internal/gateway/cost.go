@@ -135,7 +135,7 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 	dCost, dIn, dOut := cost-x.cost, u.PromptTokens-x.tokensIn, u.CompletionTokens-x.tokensOut
 	x.cost, x.tokensIn, x.tokensOut, x.priced, x.served = cost, u.PromptTokens, u.CompletionTokens, true, a
 	// The client's budget is settled once, at the end (settleBudget).
-	x.w.Header().Set("X-Fusebox-Cost", formatUSD(x.prior+cost))
+	x.setHeader("X-Fusebox-Cost", formatUSD(x.prior+cost))
 	x.s.metrics.Usage(a.Target, x.client, dIn, dOut, dCost)
 	x.trace.priced(a, u, cost)
 }

@@ -89,8 +89,13 @@ type exchange struct {
 	ctx   context.Context
 	drain *drain
 	// wdAt is when the client connection's write deadline was last set
-	// (zero: never).
-	wdAt time.Time
+	// (zero: never); noDeadlines that the writer has none to set (an
+	// in-process caller's), so they are not asked for again.
+	wdAt        time.Time
+	noDeadlines bool
+	// hv holds the values of the answer's own headers (see setHeader).
+	hv [12]string
+	hn int
 	// reserved is what the request holds of its client's budget until it
 	// is settled; priced reports that an answer's usage was priced;
 	// delivered that an upstream's 2xx was handed over; tpm the
@@ -131,7 +136,7 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 		w := &recorder{ResponseWriter: rw}
 		x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
 		defer x.finish(w)
-		w.Header().Set("X-Request-Id", x.id)
+		x.setHeader("X-Request-Id", x.id)
 		c, ok := s.authenticate(x.st, w, r)
 		if !ok {
 			return
@@ -289,9 +294,10 @@ func withUsage(f aireq.Fields, body []byte) []byte {
 func (x *exchange) readBody() ([]byte, bool) {
 	limits := x.st.cfg.Server
 	rc := http.NewResponseController(x.w)
-	deadline := rc.SetReadDeadline(time.Now().Add(limits.BodyTimeout)) == nil
+	derr := rc.SetReadDeadline(time.Now().Add(limits.BodyTimeout))
+	x.noDeadlines = errors.Is(derr, http.ErrNotSupported)
 	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)))
-	if deadline {
+	if derr == nil {
 		rc.SetReadDeadline(time.Time{})
 	}
 	var mbe *http.MaxBytesError
@@ -318,7 +324,7 @@ func (x *exchange) readBody() ([]byte, bool) {
 // quarter of the timeout, so a stream pays for it rarely, not per event.
 func (x *exchange) writeDeadline() {
 	wt := x.st.cfg.Server.WriteTimeout
-	if wt <= 0 {
+	if wt <= 0 || x.noDeadlines {
 		return
 	}
 	now := time.Now() // a socket deadline is real time
@@ -534,9 +540,8 @@ func (x *exchange) serve(ctx context.Context) {
 			// Kept before it is sent, so the client's next request finds it.
 			x.keep(body, a.Resp.Header.Get("Content-Type"), a.Target.Name)
 		}
-		h := x.w.Header()
-		h.Set("Content-Type", a.Resp.Header.Get("Content-Type"))
-		h.Set("Content-Length", strconv.Itoa(len(body)))
+		x.setHeader("Content-Type", a.Resp.Header.Get("Content-Type"))
+		x.setHeader("Content-Length", strconv.Itoa(len(body)))
 		x.writeDeadline()
 		x.w.WriteHeader(a.Resp.StatusCode)
 		x.w.Write(body)
@@ -594,15 +599,28 @@ func (x *exchange) copyAnswer(a *router.Attempt, prefix []byte) {
 // headers sets the response headers that say how the gateway served;
 // answered is when the answering attempt's response arrived.
 func (x *exchange) headers(a *router.Attempt, answered time.Time) {
-	h := x.w.Header()
-	h.Set("X-Fusebox-Target", a.Target.Name)
-	h.Set("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
-	h.Set("X-Fusebox-Tried", x.tried())
+	x.setHeader("X-Fusebox-Target", a.Target.Name)
+	x.setHeader("X-Fusebox-Attempts", strconv.Itoa(x.walk.Attempts))
+	x.setHeader("X-Fusebox-Tried", x.tried())
 	// The gateway's own time, in whole microseconds: everything before the
 	// answering attempt was sent (including failed attempts and waits) and
 	// after it answered.
 	own := a.Start.Sub(x.start) + x.s.since(answered)
-	h.Set("X-Fusebox-Overhead-Us", strconv.FormatInt(own.Microseconds(), 10))
+	x.setHeader("X-Fusebox-Overhead-Us", strconv.FormatInt(own.Microseconds(), 10))
+}
+
+// setHeader sets header k (canonical) of the answer to v. The value's
+// one-element slice is cut from the exchange's own array, capacity one so
+// that an Add elsewhere copies rather than overwrites its neighbour: the
+// gateway's dozen headers cost no allocation each.
+func (x *exchange) setHeader(k, v string) {
+	if x.hn == len(x.hv) {
+		x.w.Header().Set(k, v)
+		return
+	}
+	x.hv[x.hn] = v
+	x.w.Header()[k] = x.hv[x.hn : x.hn+1 : x.hn+1]
+	x.hn++
 }
 
 // tried lists the targets passed over, for the X-Fusebox-Tried header:

@@ -60,7 +60,7 @@ func (x *exchange) passFinal(a *router.Attempt) {
 		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
 		return
 	}
-	x.w.Header().Set("Content-Type", a.Resp.Header.Get("Content-Type"))
+	x.setHeader("Content-Type", a.Resp.Header.Get("Content-Type"))
 	x.w.WriteHeader(a.Resp.StatusCode)
 	io.Copy(x.w, a.Resp.Body)
 	a.Resp.Body.Close()
@@ -293,7 +293,7 @@ func (x *exchange) commit(a *router.Attempt) {
 	if x.cont != nil {
 		trailer += ", X-Fusebox-Continued"
 	}
-	x.w.Header().Set("Trailer", trailer)
+	x.setHeader("Trailer", trailer)
 	x.writeDeadline()
 	x.w.WriteHeader(http.StatusOK)
 	if x.messages || x.resp != nil {

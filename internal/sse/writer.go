@@ -11,12 +11,22 @@ import (
 // SetHeaders sets the response headers of an event stream on h: the
 // text/event-stream content type, no caching, and no buffering by nginx
 // and similar proxies. Call it before the first write.
+//
+// The values are shared by every stream, so setting them allocates
+// nothing; each has capacity one, so an Add to the same header copies
+// it. Replace such a value (Set), never write into it.
 func SetHeaders(h http.Header) {
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	h.Del("Content-Length")
+	h["Content-Type"] = eventStream
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = no
+	delete(h, "Content-Length")
 }
+
+var (
+	eventStream = []string{"text/event-stream"}
+	noCache     = []string{"no-cache"}
+	no          = []string{"no"}
+)
 
 // Writer writes server-sent events, one Write and one flush per event, so
 // that each event reaches the client as soon as it is written. Write and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/internal/h1"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/router"
@@ -51,6 +52,29 @@ type Upstream struct {
 	rt          http.RoundTripper
 	responses   bool
 	unsupported []string
+	// auths holds each key's header value, made once: the keys are the
+	// configuration's, so it holds no more than it lists.
+	auths sync.Map // key -> []string
+}
+
+// Header values every call sends, shared: capacity one, so an Add copies
+// them, and nothing writes into them.
+var (
+	jsonType    = []string{"application/json"}
+	eventStream = []string{"text/event-stream"}
+)
+
+// authValue returns the header value that sends key.
+func (u *Upstream) authValue(key string) []string {
+	if v, ok := u.auths.Load(key); ok {
+		return v.([]string)
+	}
+	v := []string{key}
+	if u.auth != "api-key" {
+		v[0] = "Bearer " + key
+	}
+	u.auths.Store(key, v)
+	return v
 }
 
 // SpeaksResponses reports whether the host serves the Responses API.
@@ -92,17 +116,17 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	for k, v := range u.header {
 		h[k] = v
 	}
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonType
 	if c.Stream {
-		h.Set("Accept", "text/event-stream")
+		h["Accept"] = eventStream
 	} else {
-		h.Set("Accept", "application/json")
+		h["Accept"] = jsonType
 	}
 	if c.Key != "" {
 		if u.auth == "api-key" {
-			h.Set("Api-Key", c.Key)
+			h["Api-Key"] = u.authValue(c.Key)
 		} else {
-			h.Set("Authorization", "Bearer "+c.Key)
+			h["Authorization"] = u.authValue(c.Key)
 		}
 	}
 	if c.IdempotencyKey != "" {
