@@ -97,7 +97,7 @@ func measure(ctx context.Context, e *env, g *gateway, cs cellSpec, r *Result) (w
 		sampler = proc.SampleRSS(pid, 100*time.Millisecond)
 		defer func() { w.peak = max(w.peak, sampler.Finish()) }()
 	}
-	l := &load{addr: g.addr, req: httpRequest(g.addr, chatRequest(g.model)), spec: e.spec, began: time.Now()}
+	l := &load{addr: g.addr, req: httpRequest(g.addr, chatRequest(g.model, e.spec.prompt)), spec: e.spec, began: time.Now()}
 	lctx, cancel := context.WithCancel(ctx)
 	done := make(chan []record, 1)
 	go func() { done <- l.run(lctx, cs.c, cs.ramp) }()

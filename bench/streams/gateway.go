@@ -153,7 +153,7 @@ func (e *env) startFloor(ctx context.Context) (*gateway, error) {
 func probe(ctx context.Context, addr string, spec streamSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	l := &load{addr: addr, req: httpRequest(addr, chatRequest(probeModel)), spec: spec, began: time.Now()}
+	l := &load{addr: addr, req: httpRequest(addr, chatRequest(probeModel, 0)), spec: spec, began: time.Now()}
 	w := newWorker(l)
 	defer w.close()
 	r := w.stream(ctx)

@@ -101,6 +101,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds of all cells; the order of the targets alternates, and the table shows medians")
 	fs.IntVar(&o.spec.chunks, "chunks", 20, "content chunks per stream")
 	fs.DurationVar(&o.spec.delay, "delay", 500*time.Millisecond, "time between chunks")
+	fs.IntVar(&o.spec.prompt, "prompt", 0, "bytes of earlier conversation in each request, as a real conversation sends")
 	first := fs.Duration("first-delay", -1, "the upstream's delay before the first chunk (default: -delay)")
 	fs.DurationVar(&o.ramp, "ramp", 0, "time over which the streams start, not measured (default: one stream's length)")
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "measured time per cell, after the ramp")

@@ -140,7 +140,7 @@ func BenchmarkFloorStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer g.stop()
-	l := &load{addr: g.addr, req: httpRequest(g.addr, chatRequest(g.model)), spec: spec, began: time.Now()}
+	l := &load{addr: g.addr, req: httpRequest(g.addr, chatRequest(g.model, spec.prompt)), spec: spec, began: time.Now()}
 	var mu sync.Mutex
 	var ttfb []time.Duration
 	cpu0, _ := proc.CPUTime(g.pid())

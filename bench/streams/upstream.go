@@ -26,6 +26,9 @@ import (
 type streamSpec struct {
 	chunks            int
 	firstDelay, delay time.Duration
+	// prompt is the bytes of earlier conversation each request carries
+	// (the client's; the upstream ignores it).
+	prompt int
 }
 
 // length is how long one stream takes at the upstream.
@@ -231,8 +234,12 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 
 // chatRequest is the request body the client sends: a small chat asking
 // for a stream with usage.
-func chatRequest(model string) []byte {
-	return []byte(`{"model":"` + model + `","messages":[{"role":"system","content":"You are a helpful assistant."},` +
+func chatRequest(model string, prompt int) []byte {
+	history := ""
+	if prompt > 0 {
+		history = `{"role":"user","content":"` + strings.Repeat("lorem ipsum ", prompt/12+1)[:prompt] + `"},`
+	}
+	return []byte(`{"model":"` + model + `","messages":[{"role":"system","content":"You are a helpful assistant."},` + history +
 		`{"role":"user","content":"Tell me a story."}],"max_tokens":64,"stream":true,"stream_options":{"include_usage":true}}`)
 }
 

@@ -296,7 +296,13 @@ func (x *exchange) readBody() ([]byte, bool) {
 	rc := http.NewResponseController(x.w)
 	derr := rc.SetReadDeadline(time.Now().Add(limits.BodyTimeout))
 	x.noDeadlines = errors.Is(derr, http.ErrNotSupported)
-	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)))
+	var body []byte
+	var err error
+	if br := http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)); x.r.ContentLength > 0 && x.r.ContentLength <= int64(limits.MaxBodyBytes) {
+		body, err = readFull(br, x.r.ContentLength)
+	} else {
+		body, err = io.ReadAll(br)
+	}
 	if derr == nil {
 		rc.SetReadDeadline(time.Time{})
 	}

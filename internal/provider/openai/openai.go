@@ -4,7 +4,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -103,10 +102,11 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 			return nil, un
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.base+c.Path, bytes.NewReader(c.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.base+c.Path, nil)
 	if err != nil {
 		return nil, err
 	}
+	sent := newSentBody(req, c.Body)
 	h := req.Header
 	for k, v := range c.Header {
 		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
@@ -132,7 +132,9 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	if c.IdempotencyKey != "" {
 		h.Set("Idempotency-Key", c.IdempotencyKey)
 	}
-	return u.rt.RoundTrip(req)
+	resp, err := u.rt.RoundTrip(req)
+	sent.spend()
+	return resp, err
 }
 
 // CloseIdle closes idle connections, for shutdown and tests.
