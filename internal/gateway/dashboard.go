@@ -8,12 +8,14 @@ import (
 //go:embed dashboard/index.html
 var dashboardHTML []byte
 
-// handleDashboard serves the live dashboard: one self-contained page that
-// polls /fusebox/status with the admin token. The page holds no data of
-// its own, so it is served to anyone while the admin API is on; it takes
-// the token once (from a #token= or ?token= it was opened with, or typed
-// in), keeps it in the tab's session storage, and takes it out of the URL
-// and the history entry at once.
+// handleDashboard serves the live dashboard: one self-contained page (no
+// build step, no external asset; its charts are hand-drawn SVG) that
+// reads GET /fusebox/events with the admin token in a header, falling
+// back to polling /fusebox/status. The page holds no data of its own, so
+// it is served to anyone while the admin API is on; it takes the token
+// once (from a #token= or ?token= it was opened with, or typed in), keeps
+// it in the tab's session storage, and takes it out of the URL and the
+// history entry at once.
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	if s.state().cfg.AdminToken.Value() == "" {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "admin_disabled", "",
@@ -24,6 +26,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.Write(dashboardHTML)
 }

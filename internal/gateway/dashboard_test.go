@@ -2,13 +2,14 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
-	"net/url"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,68 +18,111 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/fuseboxhq/fusebox/clock/clocktest"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
 const dashboardToken = "adm-dash-7c1e"
 
-// The live dashboard in a real browser: an operator sees every target with
-// its breaker state, sees a breaker they force change without reloading, and
-// a visitor without the admin token sees no data.
+// dashYAML puts two simulated providers behind the alias smart; the
+// primary's breaker opens after 3 failures in a row and stays open 30 s,
+// longer than the test.
+const dashYAML = `admin_token: ` + dashboardToken + `
+clients:
+  - {name: web, key: sk-client, budget: {daily: 5, monthly: 50}}
+providers:
+  primary: {type: openai, base_url: "%s/v1", keys: [pk1, pk2]}
+  secondary: {type: openai, base_url: "%s/v1", keys: [sk1]}
+models:
+  - name: smart
+    targets:
+      - {provider: primary, model: gpt-4.1, price: {input: 2, output: 8}}
+      - {provider: secondary, model: deepseek-chat, price: {input: 0.27, output: 1.1}}
+    breaker: {consecutive: 3, open: 30s}
+    retry: {attempts: 1}
+`
+
+// The live dashboard in a real browser, against simulated providers and
+// live traffic: an operator sees the ladder in order; when the primary's
+// provider starts failing, its breaker shows open within 2 s and its
+// failure chart rises, pushed by the server's events without a reload;
+// forcing it closed asks for confirmation (Cancel does nothing) and then
+// shows it closed. Screenshots at 1280×800 and at 390 px wide are kept in
+// $FUSEBOX_ARTIFACTS, or the test's temporary directory.
 func TestDashboardInBrowser(t *testing.T) {
 	exe := findBrowser(t)
-	// The fake clock never moves, so the primary's breaker stays open (10 s
-	// in twoTargets) however slowly the browser starts.
-	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, chatOK("secondary"))
-	_, gw := gateway(t, clk, "admin_token: "+dashboardToken+"\n"+twoTargets, p, s)
-	c := newClient(gw.URL)
-	for i := range 5 {
-		got, err := c.Chat.Completions.New(t.Context(), params("smart"))
-		if err != nil || text(got) != "hello from secondary" {
-			t.Fatalf("request %d: %q, %v", i, text(got), err)
-		}
+	primary, secondary := simProvider(t, "primary"), simProvider(t, "secondary")
+	cfg, err := parse(fmt.Sprintf(dashYAML, primary.URL, secondary.URL))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if p.calls() != 3 {
-		t.Fatalf("primary got %d calls; want 3 before its breaker opened", p.calls())
+	s, err := New(Options{Config: cfg, DashboardInterval: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	gw := httptest.NewServer(s.Handler())
+	t.Cleanup(s.Close)
+	t.Cleanup(gw.Close)
+	traffic(t, gw.URL)
+	shots := artifacts(t)
 
 	tab := openBrowser(t, exe)
+	tab.viewport(1280, 800)
 	if code := tab.navigate(gw.URL + "/dashboard#token=" + dashboardToken); code != http.StatusOK {
 		t.Fatalf("dashboard answered %d; want 200", code)
 	}
-	tab.waitVisible(`#targets tr[data-target="primary/gpt-4.1"]`)
+	tab.waitTrue(`document.getElementById("sub").innerText.startsWith("live")`, 10*time.Second)
 	if tab.evalBool(`location.href.includes("token") || history.length > 2`) {
 		t.Error("the admin token is still in the address bar or the history")
 	}
-	tab.waitShows(map[string]string{"primary/gpt-4.1": "open", "secondary/deepseek-chat": "closed"}, 10*time.Second)
-	rows := tab.rows()
-	if got := rows["primary/gpt-4.1"]; len(got) != colCount || got[colNextProbe] != "10.00 s" || got[colFailed] != "3" {
-		t.Errorf("primary row %q; want next probe 10.00 s and 3 failed", got)
+	ladder := tab.evalStrings(`[...document.querySelectorAll('#ladders [data-model="smart"] li')].map(li => li.dataset.target)`)
+	if strings.Join(ladder, " ") != "primary/gpt-4.1 secondary/deepseek-chat" {
+		t.Errorf("ladder %q; want primary then secondary", ladder)
 	}
-	if got := rows["secondary/deepseek-chat"]; len(got) != colCount || got[colSucceeded] != "5" {
-		t.Errorf("secondary row %q; want 5 succeeded", got)
+	const primaryCard = `document.querySelector('article[data-target="primary/gpt-4.1"]')`
+	tab.waitTrue(primaryCard+`.querySelector('svg[data-series="requests"]').dataset.total > 0`, 10*time.Second)
+	if got := tab.evalString(primaryCard + `.querySelector(".state").innerText`); got != "● closed" {
+		t.Errorf("primary shows %q; want the word closed beside its colour", got)
 	}
-	if got, want := tab.text("#models"), "smart (fallback): primary/gpt-4.1 → secondary/deepseek-chat"; got != want {
-		t.Errorf("models line %q; want %q", got, want)
+	if got := tab.evalString(`document.querySelector('#clients tr[data-client="web"]').innerText`); !strings.Contains(got, "of $5") || !strings.Contains(got, "of $50") {
+		t.Errorf("the client's row reads %q; want its spend against $5 a day and $50 a month", got)
+	}
+	tab.screenshot(shots, "dashboard-1280-healthy.png")
+
+	// The outage: the primary's provider answers 503 from now on.
+	simFaults(t, primary.URL, http.MethodPost, `{"kind":"error_storm","status":503}`)
+	began := time.Now()
+	tab.waitTrue(primaryCard+`.querySelector('.state').dataset.state === "open"`, 2*time.Second)
+	t.Logf("the dashboard showed the breaker open %v after the outage began", time.Since(began).Round(time.Millisecond))
+	if got := tab.evalString(primaryCard + `.querySelector(".state").innerText`); got != "■ open" {
+		t.Errorf("open primary shows %q; want words, not only a colour", got)
+	}
+	tab.waitTrue(primaryCard+`.querySelector('svg[data-series="failures"]').dataset.total >= 3`, 5*time.Second)
+	tab.waitTrue(`document.querySelector('#timeline tr[data-kind="breaker"]') !== null`, 5*time.Second)
+	tab.screenshot(shots, "dashboard-1280-outage.png")
+
+	// Force open, then Cancel: nothing happens.
+	tab.eval(primaryCard + `.querySelector('button[data-action="force-open"]').click()`)
+	tab.waitTrue(`document.getElementById("confirm").open`, 5*time.Second)
+	tab.eval(`document.getElementById("confirm-cancel").click()`)
+	tab.waitTrue(`!document.getElementById("confirm").open`, 5*time.Second)
+	if st := s.Router().Targets()[0].Breaker().State().String(); st != "open" {
+		t.Errorf("after Cancel the breaker is %s; want it left open", st)
 	}
 
-	// A mark that a reload would wipe: the change must come from polling.
-	tab.eval(`window.notReloaded = true`)
-	forceBreaker(t, gw.URL, "secondary/deepseek-chat", "force-open")
-	tab.waitShows(map[string]string{"primary/gpt-4.1": "open", "secondary/deepseek-chat": "forced-open"}, 5*time.Second)
-	if !tab.evalBool(`window.notReloaded === true`) {
-		t.Error("the page reloaded; want it to update in place")
+	// Force closed from the keyboard: focus the button, Enter, confirm.
+	tab.focusAndEnter(`article[data-target="primary/gpt-4.1"] button[data-action="force-closed"]`)
+	tab.waitTrue(`document.getElementById("confirm").open && document.getElementById("confirm-title").innerText.includes("Force closed")`, 5*time.Second)
+	tab.screenshot(shots, "dashboard-1280-confirm.png")
+	tab.eval(`document.getElementById("confirm-ok").click()`)
+	tab.waitTrue(primaryCard+`.querySelector('.state').dataset.state === "forced-closed"`, 5*time.Second)
+	if got := tab.evalString(primaryCard + `.querySelector(".state").innerText`); got != "● forced closed" {
+		t.Errorf("forced-closed primary shows %q", got)
 	}
-
-	// While the status cannot be read, the page says so and greys out the
-	// figures it still shows; when it can again, both clear.
-	tab.eval(`window.realFetch = window.fetch; window.fetch = () => Promise.reject(new Error("network down"))`)
-	tab.waitTrue(`document.getElementById("sub").className === "sub err" && document.getElementById("targets").className === "stale" &&
-		document.getElementById("sub").innerText.includes("network down")`, 5*time.Second)
-	tab.eval(`window.fetch = window.realFetch`)
-	tab.waitTrue(`document.getElementById("sub").className === "sub" && document.getElementById("targets").className === "" &&
-		document.getElementById("sub").innerText.startsWith("live")`, 5*time.Second)
+	tab.viewport(390, 844)
+	tab.waitTrue(`document.documentElement.scrollWidth <= 400`, 5*time.Second)
+	tab.screenshot(shots, "dashboard-390.png")
+	simFaults(t, primary.URL, http.MethodDelete, "")
 	tab.noExceptions()
 
 	// A tab without the token (a new session) sees no data and is asked
@@ -95,17 +139,72 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	}
 	other.eval(`document.getElementById("token").value = "` + dashboardToken + `"; document.getElementById("login").requestSubmit()`)
-	other.waitVisible(`#targets tr[data-target="primary/gpt-4.1"]`)
+	other.waitVisible(`article[data-target="primary/gpt-4.1"]`)
 	other.noExceptions()
 }
 
-// Columns of the dashboard's target table.
-const (
-	colNextProbe = 2
-	colSucceeded = 7
-	colFailed    = 8
-	colCount     = 13
-)
+// simProvider serves a simulated provider on loopback for the test.
+func simProvider(t *testing.T, name string) *httptest.Server {
+	t.Helper()
+	p, err := sim.New(sim.Config{Name: name, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(p)
+	t.Cleanup(hs.Close)
+	t.Cleanup(p.Close) // runs first: releases any call the fault holds
+	return hs
+}
+
+// simFaults sets (POST) or clears (DELETE) a simulated provider's live
+// faults through its control API.
+func simFaults(t *testing.T, base, method, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+"/sim/faults", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s /sim/faults: %d %s", method, resp.StatusCode, b)
+	}
+}
+
+// traffic sends a chat completion every 20 ms until the test ends.
+func traffic(t *testing.T, base string) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		c := newClient(base)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				c.Chat.Completions.New(ctx, params("smart"))
+				cancel()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+}
+
+// artifacts returns the directory screenshots go to: $FUSEBOX_ARTIFACTS,
+// or the test's temporary directory.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("FUSEBOX_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // findBrowser returns the path of a Chromium or Chrome binary. With none, it
 // skips the test, unless FUSEBOX_REQUIRE_BROWSER=1 (as in CI) makes that a
@@ -207,31 +306,6 @@ func (b *browserTab) waitVisible(css string) {
 	}
 }
 
-// shownRowsJS returns the visible rows of the target table as the user reads
-// them: target name → the text of each cell.
-const shownRowsJS = `() => Object.fromEntries([...document.querySelectorAll("#targets tr")]
-	.filter(tr => tr.checkVisibility())
-	.map(tr => [tr.cells[0].innerText, [...tr.cells].map(td => td.innerText)]))`
-
-// waitShows waits up to within for the page to show it is live and to show
-// each target of want with its breaker state.
-func (b *browserTab) waitShows(want map[string]string, within time.Duration) {
-	b.t.Helper()
-	pred := `(want) => {
-		const rows = (` + shownRowsJS + `)();
-		return document.getElementById("sub").innerText.startsWith("live") &&
-			Object.entries(want).every(([name, state]) => rows[name] && rows[name][1] === state);
-	}`
-	_, err := chromedp.Run(b.ctx, chromedp.PollFunction[bool](pred,
-		chromedp.WithPollingArgs(want), chromedp.WithPollingTimeout(within)))
-	if errors.Is(err, chromedp.ErrPollingTimeout) {
-		b.t.Fatalf("after %v the page shows %s; want the states %v", within, b.shows(), want)
-	}
-	if err != nil {
-		b.t.Fatalf("waiting for the states %v: %v", want, err)
-	}
-}
-
 // waitTrue waits up to within for the JavaScript expression js to be true.
 func (b *browserTab) waitTrue(js string, within time.Duration) {
 	b.t.Helper()
@@ -239,16 +313,6 @@ func (b *browserTab) waitTrue(js string, within time.Duration) {
 	if err != nil {
 		b.t.Fatalf("after %v, %s is not true (page: %s): %v", within, js, b.shows(), err)
 	}
-}
-
-// rows returns the visible rows of the target table by target name.
-func (b *browserTab) rows() map[string][]string {
-	b.t.Helper()
-	rows, err := chromedp.Run(b.ctx, chromedp.Evaluate[map[string][]string]("("+shownRowsJS+")()"))
-	if err != nil {
-		b.t.Fatalf("reading the table: %v", err)
-	}
-	return rows
 }
 
 // text returns the visible text of the first element css matches.
@@ -277,6 +341,55 @@ func (b *browserTab) eval(js string) {
 	}
 }
 
+// viewport sets the tab's window to w×h CSS pixels.
+func (b *browserTab) viewport(w, h int64) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(w, h)); err != nil {
+		b.t.Fatalf("viewport %d×%d: %v", w, h, err)
+	}
+}
+
+// screenshot saves the whole page as dir/name.
+func (b *browserTab) screenshot(dir, name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// focusAndEnter focuses the element css matches and presses Enter, as a
+// keyboard user would.
+func (b *browserTab) focusAndEnter(css string) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Focus(chromedp.CSS(css)), chromedp.KeyEvent(kb.Enter)); err != nil {
+		b.t.Fatalf("Enter on %s: %v", css, err)
+	}
+}
+
+func (b *browserTab) evalString(js string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		b.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+func (b *browserTab) evalStrings(js string) []string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](js))
+	if err != nil {
+		b.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
 func (b *browserTab) evalBool(js string) bool {
 	b.t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](js))
@@ -284,22 +397,6 @@ func (b *browserTab) evalBool(js string) bool {
 		b.t.Fatalf("%s: %v", js, err)
 	}
 	return v
-}
-
-// forceBreaker runs a breaker action through the admin API.
-func forceBreaker(t *testing.T, base, target, action string) {
-	t.Helper()
-	q := url.Values{"target": {target}, "action": {action}}
-	req, _ := http.NewRequest(http.MethodPost, base+"/fusebox/breaker?"+q.Encode(), nil)
-	req.Header.Set("Authorization", "Bearer "+dashboardToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %d %s", action, target, resp.StatusCode, b)
-	}
 }
 
 // lastLines returns the last n lines of s.

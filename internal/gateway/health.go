@@ -75,6 +75,7 @@ func (s *Server) handleBreaker(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Warn("admin breaker action", "target", name, "action", action, "state", b.State().String(), "remote", r.RemoteAddr)
+	s.dash.admin(name, "", action, b.State().String())
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{"target": name, "state": b.State().String()})
 }
@@ -97,6 +98,7 @@ func (s *Server) handleKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Warn("admin key action", "key", id, "action", action, "remote", r.RemoteAddr)
+	s.dash.admin("", id, action, map[bool]string{true: "in rotation", false: "disabled"}[action == "enable"])
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"keys": s.Router().Keys()})
 }

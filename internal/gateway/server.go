@@ -48,6 +48,10 @@ type Options struct {
 	// NoMetrics leaves the Prometheus metrics out (GET /metrics answers
 	// 404). The benchmarks use it to measure what the metrics cost.
 	NoMetrics bool
+	// DashboardInterval is how often the dashboard's history samples the
+	// targets, while the admin API is on; 15 minutes of samples are kept
+	// (at most 900). 0: 5 s.
+	DashboardInterval time.Duration
 }
 
 // Server is the gateway. It is safe for concurrent use.
@@ -56,6 +60,9 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	events  events // what the log says happened, once each
+	// dash is what the dashboard shows beyond the router's state:
+	// timeline, throttles, history and live streams.
+	dash *board
 	// responses keeps the Responses API's stored responses.
 	responses responses.Store
 	// tel exports traces and GenAI metrics (otel:); nil when off.
@@ -96,6 +103,8 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, log: log, events: events{log: log}, clk: clock.Or(o.Clock),
 		idem: newIdempotency(o.Config.Idempotency, o.Clock)}
+	s.dash = newBoard(s.clk, o.DashboardInterval)
+	s.dash.hist.read, s.dash.hist.after = s.readings, s.publishSample
 	var err error
 	if s.responses, err = newResponseStore(o.Config.Responses, o.Clock); err != nil {
 		return nil, err
@@ -130,6 +139,9 @@ func New(o Options) (*Server, error) {
 		return entries, bytes
 	})
 	s.metrics.WatchBudgets(s.budgetsLeft)
+	if st.cfg.AdminToken.Value() != "" {
+		s.dash.hist.start()
+	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
@@ -146,6 +158,7 @@ func New(o Options) (*Server, error) {
 	s.mux.Handle("GET /metrics", s.guardMetrics(s.metrics.Handler()))
 	s.mux.HandleFunc("GET /fusebox/status", s.handleStatus)
 	s.mux.HandleFunc("GET /dashboard", s.handleDashboard)
+	s.mux.HandleFunc("GET /fusebox/events", s.handleEvents)
 	s.mux.HandleFunc("POST /fusebox/breaker", s.handleBreaker)
 	s.mux.HandleFunc("POST /fusebox/key", s.handleKey)
 	s.mux.HandleFunc("POST /fusebox/reload", s.handleReload)
@@ -204,7 +217,10 @@ func Check(cfg *config.Config) error {
 		c.State, c.Fleet = "memory", config.Fleet{} // nothing to share while checking
 		cfg = &c
 	}
-	_, err := New(Options{Config: cfg})
+	s, err := New(Options{Config: cfg})
+	if err == nil {
+		s.dash.hist.stop() // nothing will be served: no samples either
+	}
 	return err
 }
 
@@ -356,6 +372,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener, drain time
 		IdleTimeout:       limits.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	srv.RegisterOnShutdown(s.dash.hub.close) // dashboard streams end at once, not at the drain's end
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -391,9 +408,12 @@ func (s *Server) joinFleet(cfg *config.Config) error {
 	return nil
 }
 
-// Close stops sharing state with the fleet and closes its connections.
-// Call it once the server no longer serves.
+// Close stops sharing state with the fleet and closes its connections,
+// ends the dashboard's streams and stops its sampling. Call it once the
+// server no longer serves.
 func (s *Server) Close() {
+	s.dash.hist.stop()
+	s.dash.hub.close()
 	if s.tel != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.tel.Shutdown(ctx) // what is buffered goes out

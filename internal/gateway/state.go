@@ -61,6 +61,9 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 	}
 	s.events.hook(&spec)
 	spec.OnKeyDisabled = s.events.keyEvent
+	if cfg.AdminToken.Value() != "" { // the dashboard is on
+		s.dash.hook(&spec)
+	}
 	if f := s.fleet; f != nil {
 		spec.Share = f.Join
 		spec.Sessions = f
@@ -193,6 +196,14 @@ func (s *Server) Reload() (ReloadResult, error) {
 		s.idem.configure(cfg.Idempotency)
 	}
 	s.st.Store(st)
+	if cfg.AdminToken.Value() != prev.cfg.AdminToken.Value() {
+		s.dash.hub.dropAll() // streams opened with the old token end
+	}
+	if cfg.AdminToken.Value() != "" {
+		s.dash.hist.start() // the admin API may have just been turned on
+	} else {
+		s.dash.hist.stop()
+	}
 	live := map[*router.Target]bool{}
 	for _, t := range st.router.Targets() {
 		live[t] = true

@@ -39,63 +39,64 @@ func bearer(r *http.Request, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(a[7:]), []byte(want)) == 1
 }
 
-// statusTarget is one target in the status document.
-type statusTarget struct {
-	Name         string  `json:"name"`
-	State        string  `json:"state"`
-	RetryAfterMS int64   `json:"retry_after_ms"`
-	WindowCalls  int64   `json:"window_calls"`
-	FailureRate  float64 `json:"failure_rate"`
-	SlowCallRate float64 `json:"slow_call_rate"`
-	Consecutive  int64   `json:"consecutive_failures"`
-	Allowed      uint64  `json:"allowed"`
-	Rejected     uint64  `json:"rejected"`
-	Succeeded    uint64  `json:"succeeded"`
-	Failed       uint64  `json:"failed"`
-	Ignored      uint64  `json:"ignored"`
-	LatencyMS    float64 `json:"latency_ms"`
-	TTFBMS       float64 `json:"ttfb_ms"`
-	ErrorRate    float64 `json:"error_rate"`
+// statusDoc is the status document: GET /fusebox/status, and the status
+// part of the dashboard's events. It never includes keys or tokens.
+type statusDoc struct {
+	Time time.Time `json:"time"`
+	// IntervalMS is the sampling interval of the history.
+	IntervalMS int64          `json:"interval_ms"`
+	Models     []statusModel  `json:"models"`
+	Targets    []statusTarget `json:"targets"`
+	Keys       []statusKey    `json:"keys"`
+	Totals     statusTotals   `json:"totals"`
+	Clients    []statusClient `json:"clients"`
+	// Timeline is the recent events, newest first (GET /fusebox/status
+	// and the first event of a stream only).
+	Timeline []timelineEntry `json:"timeline,omitempty"`
 }
 
+// statusModel is an alias and its ladder, in order.
 type statusModel struct {
 	Name     string   `json:"name"`
 	Strategy string   `json:"strategy"`
 	Targets  []string `json:"targets"`
 }
 
-// handleStatus serves the breakers and health of every target as JSON, for
-// the dashboard and operators. It never includes keys.
+// handleStatus serves the status document as JSON, for the dashboard and
+// operators.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if !s.admin(w, r) {
 		return
 	}
-	doc := struct {
-		Time    time.Time         `json:"time"`
-		Models  []statusModel     `json:"models"`
-		Targets []statusTarget    `json:"targets"`
-		Keys    []router.KeyState `json:"keys"`
-	}{Time: s.clk.Now(), Keys: s.Router().Keys()}
-	for _, a := range s.Router().Aliases() {
-		m := statusModel{Name: a.Name, Strategy: a.Strategy.String()}
+	doc := s.status(true)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(doc)
+}
+
+// status builds the status document, with the timeline if asked.
+func (s *Server) status(withTimeline bool) statusDoc {
+	st := s.state()
+	now := s.clk.Now()
+	doc := statusDoc{Time: now, IntervalMS: s.dash.hist.every.Milliseconds(), Models: []statusModel{},
+		Targets: []statusTarget{}, Clients: []statusClient{}}
+	for _, a := range st.router.Aliases() {
+		m := statusModel{Name: a.Name, Strategy: a.Strategy.String(), Targets: []string{}}
 		for _, t := range a.Targets {
 			m.Targets = append(m.Targets, t.Name)
 		}
 		doc.Models = append(doc.Models, m)
 	}
-	for _, t := range ladderOrder(s.Router()) {
-		b, h := t.Breaker().Snapshot(), t.Health()
-		doc.Targets = append(doc.Targets, statusTarget{
-			Name: t.Name, State: b.State.String(), RetryAfterMS: b.RetryAfter.Milliseconds(),
-			WindowCalls: b.Calls, FailureRate: b.FailureRate, SlowCallRate: b.SlowCallRate, Consecutive: b.ConsecutiveFailures,
-			Allowed: b.Totals.Allowed, Rejected: b.Totals.Rejected, Succeeded: b.Totals.Succeeded,
-			Failed: b.Totals.Failed, Ignored: b.Totals.Ignored,
-			LatencyMS: float64(h.Latency) / 1e6, TTFBMS: float64(h.TTFB) / 1e6, ErrorRate: h.ErrorRate,
-		})
+	reasons := s.keyReasons()
+	doc.Keys = keysOf(st.router.Keys(), now, reasons)
+	for _, t := range ladderOrder(st.router) {
+		doc.Targets = append(doc.Targets, s.targetStatus(st, t, now, doc.Keys))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(doc)
+	doc.Totals, doc.Clients = s.totals()
+	if withTimeline {
+		doc.Timeline = s.dash.timeline.recent()
+	}
+	return doc
 }
 
 // ladderOrder lists the router's targets as the aliases' ladders list
@@ -118,4 +119,26 @@ func ladderOrder(r *router.Router) []*router.Target {
 		}
 	}
 	return out
+}
+
+// helloDoc is the first event of a dashboard stream: the status with the
+// timeline, and every target's history.
+func (s *Server) helloDoc() any {
+	return struct {
+		Status  statusDoc          `json:"status"`
+		History map[string][]point `json:"history"`
+		SpanMS  int64              `json:"span_ms"`
+	}{s.status(true), s.dash.hist.points(), historySpan.Milliseconds()}
+}
+
+// publishSample sends the live streams the status and each target's new
+// point, once per sample.
+func (s *Server) publishSample(time.Time) {
+	if s.dash.hub.count() == 0 {
+		return
+	}
+	s.dash.hub.publish(encodeEvent("sample", struct {
+		Status statusDoc        `json:"status"`
+		Points map[string]point `json:"points"`
+	}{s.status(false), s.dash.hist.latest()}))
 }
