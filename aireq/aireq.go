@@ -31,6 +31,8 @@
 // scan.
 package aireq
 
+import "bytes"
+
 // Fields are the top-level fields of a JSON request body that routing
 // needs. Byte slices point into the scanned body. Where a field appears
 // more than once the last counts, as in encoding/json, but Conflict is
@@ -250,6 +252,13 @@ func (f Fields) WithModel(body []byte, model string) []byte {
 	out = append(out, body[:f.ModelAt[0]]...)
 	out = appendQuoted(out, model)
 	return append(out, body[f.ModelAt[1]:]...)
+}
+
+// Detached returns f with its slices copied out of the body it was read
+// from, so that keeping f does not keep the body.
+func (f Fields) Detached() Fields {
+	f.Model, f.User = bytes.Clone(f.Model), bytes.Clone(f.User)
+	return f
 }
 
 // WithIncludeUsage returns body asking for a streamed answer's usage

@@ -156,7 +156,7 @@ func (x *exchange) accountLost() {
 	if x.walk == nil || len(x.walk.Lost) == 0 {
 		return
 	}
-	tokens := len(x.body) / 4 // the estimate of aireq.Fields.Tokens, less the output
+	tokens := x.bodyLen / 4 // the estimate of aireq.Fields.Tokens, less the output
 	for _, t := range x.walk.Lost {
 		cost := x.alias.Price(t).Cost(tokens, 0, 0)
 		x.prior += cost

@@ -84,6 +84,8 @@ type exchange struct {
 	broken sse.ErrorEvent
 	cont   *delivered
 	body   []byte
+	// bodyLen is len(body), kept once body is let go (letGoOfRequest).
+	bodyLen int
 	// ctx is the request's context with its deadline, once the walk runs;
 	// drain, when set, keeps an answer read after its client left.
 	ctx   context.Context
@@ -233,7 +235,7 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 				body, f, x.hideUsage = b, aireq.Scan(b), true
 			}
 		}
-		x.body = body
+		x.body, x.bodyLen = body, len(body)
 		req := &router.Request{
 			Path: path, Body: body, Fields: f, Stream: x.stream,
 			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
@@ -310,6 +312,9 @@ func (x *exchange) readBody() ([]byte, bool) {
 	var ne net.Error
 	switch {
 	case err == nil:
+		if x.s.testHookBody != nil {
+			x.s.testHookBody(body)
+		}
 		return body, true
 	case errors.As(err, &mbe):
 		x.error(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",

@@ -90,6 +90,10 @@ type Server struct {
 	// testHookHeld, if set, is told when an exchange that drains takes an
 	// answer up (the client's leaving from then on drains it).
 	testHookHeld func()
+	// testHookBody, if set, is given each request body as read; and
+	// testHookLetGo is told when a committed stream let go of it.
+	testHookBody  func([]byte)
+	testHookLetGo func()
 	// testHookIdemWait, if set, is told when a request waits for another
 	// replica's request under the same idempotency key.
 	testHookIdemWait func()

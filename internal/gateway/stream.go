@@ -185,6 +185,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 	if x.out == nil {
 		x.commit(a)
 		x.out = x.sink(a)
+		x.letGoOfRequest()
 	} else {
 		x.seam(x.prev, a)
 		x.settle()
@@ -453,6 +454,22 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 	x.outcome = "broken"
 	h.out.Broken(x.broken)
 	return true
+}
+
+// letGoOfRequest drops the request's bodies once a stream has committed
+// and nothing will send it again, so that a stream of minutes does not
+// hold a conversation of megabytes for them. A continued stream resends
+// it, and the Responses API stores its input at the end: those keep it.
+func (x *exchange) letGoOfRequest() {
+	if x.cont != nil || x.resp != nil {
+		return
+	}
+	x.body, x.native = nil, nil
+	x.fields = x.fields.Detached()
+	x.walk.Release()
+	if x.s.testHookLetGo != nil {
+		x.s.testHookLetGo()
+	}
 }
 
 // sink returns where a committed stream's events go: straight to the

@@ -79,13 +79,14 @@ type Observer interface {
 // Walk is one request's way down an alias's ladder. It is not safe for
 // concurrent use; one goroutine drives it with Next.
 type Walk struct {
-	r     *Router
-	alias *Alias
-	req   *Request
-	order []*Target
-	i     int // current target
-	n     int // attempts on it
-	wait  time.Duration
+	r        *Router
+	released bool // see Release
+	alias    *Alias
+	req      *Request
+	order    []*Target
+	i        int // current target
+	n        int // attempts on it
+	wait     time.Duration
 	// Attempts counts upstream attempts made.
 	Attempts int
 	// Skips lists every target passed over or failed, in order.
@@ -152,6 +153,9 @@ func (r *Router) Start(a *Alias, req *Request) *Walk {
 // ladder is exhausted, or the context's error. After an attempt Broke, Next
 // goes on from the target after it.
 func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
+	if w.released {
+		return nil, errReleased
+	}
 	w.ctx = ctx
 	if p := w.pending; p != nil && !p.done.Load() {
 		p.Abandon()
@@ -327,6 +331,19 @@ func (w *Walk) send(ctx context.Context, a *Attempt) bool {
 // attempt is reported, its verdict set, and the error is its reason.
 func (w *Walk) launch(ctx context.Context, a *Attempt) error {
 	return w.exchange(ctx, a, w.begin(ctx, a))
+}
+
+// errReleased is Next after Release: there is no request left to send.
+var errReleased = errors.New("router: the walk's request was released")
+
+// Release lets go of the request's bodies, for a caller that will ask for
+// no other attempt: a stream that has begun and will not be continued
+// holds its conversation no longer, though it lasts minutes. Next fails
+// after it. Call it from the goroutine that calls Next.
+func (w *Walk) Release() {
+	w.released = true
+	w.req.Body, w.req.Native, w.req.Responses, w.prefill = nil, nil, nil, nil
+	w.req.Fields = w.req.Fields.Detached()
 }
 
 // begin counts an attempt about to be sent and builds its call. It runs
