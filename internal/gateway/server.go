@@ -248,10 +248,13 @@ func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request)
 	if len(st.clients) == 0 {
 		return nil, true
 	}
+	found, named := st.inProcessClient(r)
 	// Either header may carry the key (SDKs send one, proxies may add the
 	// other): whichever holds a valid key wins.
-	found := st.client(r.Header.Get("X-Api-Key"))
-	if a := r.Header.Get("Authorization"); found == nil && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+	if !named {
+		found = st.client(r.Header.Get("X-Api-Key"))
+	}
+	if a := r.Header.Get("Authorization"); !named && found == nil && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		found = st.client(a[7:])
 	}
 	if found == nil {
