@@ -118,6 +118,9 @@ func (c *Config) setDefaults() {
 	for i := range c.Models {
 		c.modelDefaults(i, written)
 	}
+	for i := range c.Jobs {
+		c.jobDefaults(i, written)
+	}
 }
 
 // breakerDefaults fills the open period's fields left zero: open 5s,

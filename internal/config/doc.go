@@ -122,6 +122,27 @@
 //	      total: 120s                  # one attempt
 //	      deadline: 30s                # the whole request, failovers included; default none
 //	      suspect_after: 1s            # every stream silent this long: skip the target; default adaptive (4 × p99 gap, 250ms to idle/8); 0 = off
+//	jobs_dir: /var/lib/fusebox/jobs    # job records, kept across restarts; default none: in memory
+//	jobs:                              # long-running generation (docs/JOBS.md); names share the models' namespace
+//	  - name: video                    # what clients put in "model"; required, unique
+//	    api: videos                    # videos (default: POST /v1/videos, polled) | images (/v1/images/generations)
+//	    max_in_flight: 16              # jobs queued or in progress per target, the cap's ceiling; default 16
+//	    min_in_flight: 1               # the floor queue_full lowers the cap to; default 1
+//	    resubmits: 1                   # a job failed with runtime_unavailable is submitted again; default 1
+//	    poll_interval: 10s             # jobs no client polled this long are polled by the gateway
+//	    retention: 168h                # a finished job stays known this long
+//	    timeouts: {submit: 60s, poll: 10s, idle: 30s} # built-in values shown
+//	    breaker: {consecutive: 3, open: 30s, max_open: 5m} # the submit breaker: outages only; inherits defaults.breaker
+//	    resubmit_breaker: {consecutive: 3, open: 5m, max_open: 30m} # fed by jobs that failed after they were accepted
+//	    targets:                       # at least one, best first; providers of type openai
+//	      - provider: openai
+//	        model: sora-2
+//	        submit_path: /videos       # POST; default /videos (images: /images/generations)
+//	        poll_path: /videos/{id}    # GET and DELETE; default /videos/{id}
+//	        content_path: /videos/{id}/content # default /videos/{id}/content
+//	        lookup_path: /video_keys/{key} # GET a job by its Idempotency-Key; default none
+//	        keys: ["${OPENAI_VIDEO_KEY}"] # instead of the provider's keys
+//	        price: {per_second: 0.1, per_job: 0, per_image: 0} # USD, priced when the job completes
 //
 // Durations are Go durations (200ms, 5s, 1m30s); rates are fractions; counts
 // and limits are whole numbers and never negative; switches are true or

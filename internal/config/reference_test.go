@@ -91,11 +91,15 @@ const exampleSeed = `state: redis://127.0.0.1:6379/0
 providers:
   openai: {}
   anthropic: {}
+  azure: {type: openai, base_url: "https://example.openai.azure.com/openai/v1"}
 models:
   - name: smart
     targets: [{provider: openai, model: gpt-4.1}, {provider: anthropic, model: claude-sonnet-4-5}]
 clients:
   - {name: web, key: k-web}
+jobs:
+  - name: video
+    targets: [{provider: openai, model: sora-2}]
 `
 
 func TestReferenceExamplesParse(t *testing.T) {
@@ -107,7 +111,7 @@ func TestReferenceExamplesParse(t *testing.T) {
 	for _, sec := range s.Sections {
 		for _, ex := range sec.Examples {
 			for _, path := range sec.Paths {
-				data, err := embed(exampleSeed, path, ex)
+				data, err := embed(exampleSeed, path, sec.Paths, ex)
 				if err != nil {
 					t.Errorf("%s: %v\n%s", path, err, ex)
 					continue
@@ -127,7 +131,9 @@ func TestReferenceExamplesParse(t *testing.T) {
 // embed writes example, YAML of one key, into the file seed at the block
 // path: a block's key is set in its parent (models[] is the first alias),
 // a list (path[]) is replaced, and a map's entries (path.<name>) are added.
-func embed(seed, path, example string) ([]byte, error) {
+// The example's key may name another of the block's paths (a breaker
+// example under resubmit_breaker): it is then written at path.
+func embed(seed, path string, paths []string, example string) ([]byte, error) {
 	var root, ex yaml.Node
 	if err := yaml.Unmarshal([]byte(seed), &root); err != nil {
 		return nil, err
@@ -146,8 +152,11 @@ func embed(seed, path, example string) ([]byte, error) {
 	if last == "<name>" {
 		last, parent = parent[len(parent)-1], parent[:len(parent)-1]
 	}
-	if strings.TrimSuffix(last, "[]") != key {
-		return nil, fmt.Errorf("the example's key is %q, want %q", key, strings.TrimSuffix(last, "[]"))
+	if want := strings.TrimSuffix(last, "[]"); key != want {
+		if !slices.ContainsFunc(paths, func(p string) bool { return strings.HasSuffix(p, "."+key) || p == key }) {
+			return nil, fmt.Errorf("the example's key is %q, want %q", key, want)
+		}
+		key = want
 	}
 	at := root.Content[0]
 	for _, p := range parent {

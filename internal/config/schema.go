@@ -41,6 +41,14 @@ type Config struct {
 	// Models are the aliases clients put in a request's "model". At least
 	// one.
 	Models []Model `yaml:"models"`
+	// Jobs are the aliases of long-running generation APIs (video, image),
+	// served on OpenAI's /v1/videos and /v1/images/generations routes.
+	// Their names share the models' namespace. Default: none.
+	Jobs []JobAlias `yaml:"jobs"`
+	// JobsDir is the directory where the job aliases' jobs are recorded,
+	// one file each, so that a job submitted before a restart is polled
+	// and downloaded after it. Default: "", in memory, lost at a restart.
+	JobsDir string `yaml:"jobs_dir"`
 	// Cache bounds the response cache shared by every alias that caches.
 	Cache CacheLimits `yaml:"cache"`
 	// Idempotency sets how long answers to requests with an

@@ -48,6 +48,10 @@ func (c *Config) validate(r *report) {
 	for i := range c.Models {
 		c.checkModel(r, i, aliases, defaultsOK)
 	}
+	for i := range c.Jobs {
+		c.checkJob(r, i, aliases, defaultsOK)
+	}
+	c.checkJobsDir(r)
 	c.checkClients(r, aliases)
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
 	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
@@ -433,6 +437,14 @@ func (c *Config) aliasesComplete(r *report) bool {
 	}
 	for i, m := range c.Models {
 		if m.Name == "" || r.failed("models["+strconv.Itoa(i)+"].name") {
+			return false
+		}
+	}
+	if r.failed("jobs") {
+		return false
+	}
+	for i, a := range c.Jobs {
+		if a.Name == "" || r.failed("jobs["+strconv.Itoa(i)+"].name") {
 			return false
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/fleet"
+	"github.com/fuseboxhq/fusebox/internal/jobs"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/responses"
 	"github.com/fuseboxhq/fusebox/internal/router"
@@ -78,6 +79,9 @@ type Server struct {
 	// serialises reloads.
 	st       atomic.Pointer[state]
 	reloadMu sync.Mutex
+
+	// jobs serves the job aliases (jobs:); nil without any.
+	jobs *jobs.Jobs
 
 	// fleet shares state with the other replicas (state: redis://…);
 	// nil with state: memory. rdb is its Redis client.
@@ -148,6 +152,10 @@ func New(o Options) (*Server, error) {
 	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
+	if err := s.startJobs(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
@@ -419,6 +427,9 @@ func (s *Server) joinFleet(cfg *config.Config) error {
 // ends the dashboard's streams and stops its sampling. Call it once the
 // server no longer serves.
 func (s *Server) Close() {
+	if s.jobs != nil {
+		s.jobs.Close()
+	}
 	s.dash.hist.stop()
 	s.dash.hub.close()
 	if s.tel != nil {

@@ -53,6 +53,18 @@ type statusDoc struct {
 	// Timeline is the recent events, newest first (GET /fusebox/status
 	// and the first event of a stream only).
 	Timeline []timelineEntry `json:"timeline,omitempty"`
+	// Jobs is each job target's breakers and cap (jobs:), if any.
+	Jobs []statusJobTarget `json:"jobs,omitempty"`
+}
+
+// statusJobTarget is a job target: its submit and resubmit breakers, and
+// its cap on jobs in flight (learned down on queue_full).
+type statusJobTarget struct {
+	Name     string `json:"name"`
+	Submit   string `json:"submit_breaker"`
+	Resubmit string `json:"resubmit_breaker"`
+	Cap      int    `json:"cap"`
+	InFlight int    `json:"in_flight"`
 }
 
 // statusModel is an alias and its ladder, in order.
@@ -95,6 +107,11 @@ func (s *Server) status(withTimeline bool) statusDoc {
 	doc.Totals, doc.Clients = s.totals()
 	if withTimeline {
 		doc.Timeline = s.dash.timeline.recent()
+	}
+	if s.jobs != nil {
+		for _, t := range s.jobs.Status() {
+			doc.Jobs = append(doc.Jobs, statusJobTarget{t.Name, t.Submit, t.Resubmit, t.Cap, t.InFlight})
+		}
 	}
 	return doc
 }

@@ -83,6 +83,7 @@ type faultJSON struct {
 	Extra       string    `json:"extra,omitempty"`
 	AfterChunks int       `json:"after_chunks,omitempty"`
 	Message     string    `json:"message,omitempty"`
+	Code        string    `json:"code,omitempty"`
 }
 
 func (f Fault) toJSON() faultJSON {
@@ -95,7 +96,7 @@ func (f Fault) toJSON() faultJSON {
 	return faultJSON{
 		Kind: f.Kind, From: dur(f.From), To: dur(f.To), Every: dur(f.Every), For: dur(f.For),
 		Fraction: f.Fraction, Status: f.Status, RetryAfter: dur(f.RetryAfter), Extra: dur(f.Extra),
-		AfterChunks: f.AfterChunks, Message: f.Message,
+		AfterChunks: f.AfterChunks, Message: f.Message, Code: f.Code,
 	}
 }
 
@@ -127,7 +128,7 @@ func (f *Fault) UnmarshalJSON(data []byte) error {
 		Kind: j.Kind, From: dur("from", j.From), To: dur("to", j.To),
 		Every: dur("every", j.Every), For: dur("for", j.For), Fraction: j.Fraction,
 		Status: j.Status, RetryAfter: dur("retry_after", j.RetryAfter), Extra: dur("extra", j.Extra),
-		AfterChunks: j.AfterChunks, Message: j.Message,
+		AfterChunks: j.AfterChunks, Message: j.Message, Code: j.Code,
 	}
 	return errors.Join(errs...)
 }

@@ -39,6 +39,26 @@
 //     Output.Dimensions long unless the request gives dimensions.
 //   - GET /v1/models and GET /v1/models/{id}: Config.Models, or
 //     DefaultModels.
+//   - The job API, after OpenAI's videos: POST /v1/videos (JSON, or
+//     multipart/form-data as the SDKs send it) makes a job that is queued
+//     for Jobs.QueueTime, in progress for Jobs.RunTime, then completed, or
+//     failed with an error category when a job_failed fault hit its
+//     submit; GET /v1/videos/{id} reads it (progress 0 to 100), GET
+//     /v1/videos lists the account's jobs, DELETE /v1/videos/{id} deletes
+//     it, GET /v1/videos/{id}/content sends a completed job's content,
+//     Jobs.ContentBytes long (endless when negative, until the client
+//     stops reading), and GET /v1/video_keys/{key} finds the job an
+//     Idempotency-Key made. The account is the API key: jobs, keys and
+//     Jobs.MaxQueued (a submit over that many unfinished jobs gets 429
+//     queue_full) are per account. An Idempotency-Key is remembered for
+//     ever: a resend answers the job it made (Idempotent-Replayed: true),
+//     or the queue_full or provider_capacity_exceeded refusal it got, as
+//     providers replay refusals; another body under it is a 422. Polls,
+//     downloads and deletes never fail. Stats counts the jobs made and
+//     completed, the seconds billed and the content bytes sent.
+//   - POST /v1/images/generations, answered at once as a non-streamed
+//     chat completion is (faults, limits and latency alike): n images (1
+//     to 10), each a few bytes drawn from the prompt, base64'd.
 //
 // Tools (chat, messages and responses): a request with function tools
 // gets tool calls instead of text when tool_choice is "required" or names
@@ -111,6 +131,7 @@
 //	POST   /sim/faults          a fault or a list of faults: replaces the live faults
 //	DELETE /sim/faults          removes the live faults (?all=true: scheduled ones too)
 //	GET    /sim/stats           Stats as JSON
+//	GET    /sim/jobs            {"jobs":[…],"keys":[…]}: Server.Jobs and Server.Keys
 //
 // For example:
 //
@@ -138,6 +159,11 @@
 //	  rpm: 600                   # requests per minute; default: none
 //	  tpm: 200000                # tokens per minute; default: none
 //	  headers_only: false        # true: report in headers, never refuse
+//	jobs:
+//	  queue_time: 30s            # a job is queued this long; default 0
+//	  run_time: 2m               # then in progress this long; default 0
+//	  max_queued: 4              # unfinished jobs per account before queue_full; default none
+//	  content_bytes: 1048576     # a completed job's content; default 64 KiB; negative: endless
 //	models: [gpt-4.1, text-embedding-3-small]  # default: any model
 //	faults:                      # from/to: since start; to: default never
 //	  - {kind: error_storm, status: 503, fraction: 0.9, from: 60s, to: 80s}
@@ -151,15 +177,22 @@
 //	  - {kind: stream_error, after_chunks: 1, message: "upstream died", from: 130s}
 //	  - {kind: no_done, from: 140s, to: 150s}
 //	  - {kind: error_storm, from: 160s, to: 180s, every: 2s, for: 1s}  # 503 for 1s, healthy for 1s, …
+//	  - {kind: capacity, fraction: 0.2}                # provider_capacity_exceeded, replayed for its key
+//	  - {kind: job_failed, code: runtime_unavailable, fraction: 0.1} # accepted, then failed
+//	  - {kind: accept_reset, fraction: 0.1}            # job made, then the connection reset
+//	  - {kind: accept_hang, from: 200s, to: 210s}      # job made, then no answer
 //
 // A fault's fields: kind (required); from, to; every and for (flapping:
 // active for the first "for" of every "every" from "from", 0 < for <
 // every; default: active throughout); fraction (more than 0, at
 // most 1; default 1); status (error_storm: 500, 502, 503, 504 or 529,
-// default 503; queue_full: 429 or 503, default 429); retry_after (throttle,
-// default 1s; error_storm and queue_full, default none); extra
-// (latency_spike, required); after_chunks (stall, stream_error, reset);
-// message (the error's text). A field that does not apply to the kind is
+// default 503; queue_full: 429 or 503, default 429; capacity: 429 or 503,
+// default 503); retry_after (throttle, default 1s; error_storm, queue_full
+// and capacity, default none); extra (latency_spike, required);
+// after_chunks (stall, stream_error, reset); message (the error's text);
+// code (job_failed: the error category, default runtime_unavailable).
+// capacity hits job submits, chat completions and images; job_failed,
+// accept_reset and accept_hang hit job submits only. A field that does not apply to the kind is
 // an error. examples/scenarios/ holds outage.yaml, throttle.yaml,
 // latency-spike.yaml, flap.yaml and partial.yaml.
 package sim

@@ -55,6 +55,25 @@ const (
 	// which then ends without data: [DONE]. A Responses stream gets a
 	// response.failed event whose response.error has code server_error.
 	StreamError FaultKind = "stream_error"
+	// Capacity answers Status (429 or 503; 0: 503) with code
+	// provider_capacity_exceeded, as job APIs report that the provider has
+	// no capacity for the account; RetryAfter, if set, is sent as
+	// Retry-After. A job submit refused with queue_full or capacity under
+	// an Idempotency-Key is refused again, the same way, for every later
+	// submit with that key, as providers replay a refusal.
+	Capacity FaultKind = "capacity"
+	// JobFailed applies to job submits only: the job is accepted, then
+	// fails when it has run, with the error category Code (default
+	// runtime_unavailable) and Message.
+	JobFailed FaultKind = "job_failed"
+	// AcceptReset applies to job submits only: the job is created, then
+	// the connection is reset before the answer is sent, so the client
+	// cannot know whether its job exists.
+	AcceptReset FaultKind = "accept_reset"
+	// AcceptHang applies to job submits only: the job is created, then
+	// nothing is sent until the client gives up (a timeout after the
+	// request was sent).
+	AcceptHang FaultKind = "accept_hang"
 	// NoDone applies to streams only: the stream carries the whole answer
 	// (every content chunk, the chunk with the finish_reason, the usage
 	// chunk when asked for), then ends cleanly without data: [DONE], as
@@ -68,7 +87,8 @@ const (
 )
 
 // FaultKinds lists every kind, in documentation order.
-var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone}
+var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone,
+	Capacity, JobFailed, AcceptReset, AcceptHang}
 
 // Fault is one misbehaviour on a schedule. A Fault is active from From to
 // To (with Every set, only in the first For of every Every from From);
@@ -78,7 +98,7 @@ var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Re
 //
 // In JSON (the control endpoint) and YAML (scenarios) the fields are named
 // kind, from, to, every, for, fraction, status, retry_after, extra,
-// after_chunks and message, and durations are strings such as "1.5s".
+// after_chunks, message and code, and durations are strings such as "1.5s".
 type Fault struct {
 	// Kind is what goes wrong.
 	Kind FaultKind
@@ -109,8 +129,11 @@ type Fault struct {
 	// Stall, a StreamError or a Reset.
 	AfterChunks int
 	// Message replaces the default error message of ErrorStorm,
-	// Throttle, Auth, QueueFull and StreamError.
+	// Throttle, Auth, QueueFull, Capacity, StreamError and JobFailed.
 	Message string
+	// Code is the error category a JobFailed job fails with; "":
+	// runtime_unavailable. Other kinds take no Code.
+	Code string
 }
 
 // FaultStatus is a Fault as the Server holds it: whether it was set live,
@@ -145,13 +168,31 @@ func (f *Fault) activeIn(t time.Duration) bool {
 	return f.Every == 0 || (t-f.From)%f.Every < f.For
 }
 
+// callSort is what a call is, for the faults that may hit it.
+type callSort uint8
+
+const (
+	plainCall  callSort = iota // a non-streamed answer: chat, embeddings, images
+	streamCall                 // a streamed answer
+	jobSubmit                  // a job submitted to the job API
+)
+
 // appliesTo reports whether e can hit a call of this sort.
-func (e *entry) appliesTo(stream bool) bool {
-	return stream || !streamOnly(e.Kind)
+func (e *entry) appliesTo(sort callSort) bool {
+	switch {
+	case streamOnly(e.Kind):
+		return sort == streamCall
+	case jobOnly(e.Kind):
+		return sort == jobSubmit
+	}
+	return true
 }
 
 // streamOnly reports whether faults of kind k act inside streams only.
 func streamOnly(k FaultKind) bool { return k == Stall || k == StreamError || k == NoDone }
+
+// jobOnly reports whether faults of kind k act on job submits only.
+func jobOnly(k FaultKind) bool { return k == JobFailed || k == AcceptReset || k == AcceptHang }
 
 // SetFaults replaces the live faults with fs (nil removes them); scheduled
 // faults stay. The From and To of each count from now. It returns an error,
@@ -193,9 +234,9 @@ func (s *Server) Faults() []FaultStatus {
 
 // pickLocked draws the faults active at elapsed for a call: the one that
 // decides its answer, if any, and the latency spikes' extra latency.
-func (s *Server) pickLocked(elapsed time.Duration, stream bool) (hit Fault, ok bool, extra time.Duration) {
+func (s *Server) pickLocked(elapsed time.Duration, sort callSort) (hit Fault, ok bool, extra time.Duration) {
 	for _, e := range s.faults {
-		if !e.activeAt(elapsed) || !e.appliesTo(stream) || (ok && e.Kind != LatencySpike) {
+		if !e.activeAt(elapsed) || !e.appliesTo(sort) || (ok && e.Kind != LatencySpike) {
 			continue
 		}
 		if e.Fraction > 0 && e.Fraction < 1 && s.rng.Float64() >= e.Fraction {
@@ -251,7 +292,7 @@ func (f *Fault) problems() []problem {
 	switch {
 	case f.RetryAfter < 0:
 		add("retry_after", "is "+f.RetryAfter.String()+", want 0 or more")
-	case f.RetryAfter > 0 && f.Kind != Throttle && f.Kind != ErrorStorm && f.Kind != QueueFull:
+	case f.RetryAfter > 0 && f.Kind != Throttle && f.Kind != ErrorStorm && f.Kind != QueueFull && f.Kind != Capacity:
 		add("retry_after", doesNotApply(f.Kind))
 	}
 	switch {
@@ -266,8 +307,12 @@ func (f *Fault) problems() []problem {
 	case f.AfterChunks > 0 && f.Kind != Stall && f.Kind != StreamError && f.Kind != Reset:
 		add("after_chunks", doesNotApply(f.Kind))
 	}
-	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone) {
+	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone ||
+		f.Kind == AcceptReset || f.Kind == AcceptHang) {
 		add("message", doesNotApply(f.Kind))
+	}
+	if f.Code != "" && f.Kind != JobFailed {
+		add("code", doesNotApply(f.Kind))
 	}
 	return ps
 }
@@ -276,7 +321,7 @@ func statusesOf(k FaultKind) []int {
 	switch k {
 	case ErrorStorm:
 		return []int{500, 502, 503, 504, 529}
-	case QueueFull:
+	case QueueFull, Capacity:
 		return []int{429, 503}
 	}
 	return nil
@@ -334,6 +379,11 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault, rl 
 		setRetryAfter(w.Header(), f.RetryAfter)
 		msg := cmp.Or(f.Message, "The request queue is full; try again later.")
 		writeError(w, cmp.Or(f.Status, http.StatusTooManyRequests), "server_error", "queue_full", msg)
+	case Capacity:
+		s.stats.finish(OutcomeCapacity)
+		setRetryAfter(w.Header(), f.RetryAfter)
+		msg := cmp.Or(f.Message, "The provider has no capacity for this request right now; try again later.")
+		writeError(w, cmp.Or(f.Status, http.StatusServiceUnavailable), "server_error", "provider_capacity_exceeded", msg)
 	case Hang:
 		released := !s.hold(r)
 		s.stats.finish(OutcomeHang)

@@ -36,7 +36,11 @@ func (s *Server) decide(stream bool, tokens int) plan {
 	defer s.mu.Unlock()
 	s.seq++
 	p := plan{id: s.seq, now: now}
-	p.fault, p.faulted, p.extra = s.pickLocked(now.Sub(s.start), stream)
+	sort := plainCall
+	if stream {
+		sort = streamCall
+	}
+	p.fault, p.faulted, p.extra = s.pickLocked(now.Sub(s.start), sort)
 	p.wait = s.cfg.Latency.firstByte(stream, s.spreadLocked())
 	p.seed = s.rng.Uint64()
 	if p.faulted && upfront(p.fault, stream) {
@@ -51,7 +55,7 @@ func (s *Server) decide(stream bool, tokens int) plan {
 // normal answer is sent; the others act inside a stream.
 func upfront(f Fault, stream bool) bool {
 	switch f.Kind {
-	case LatencySpike, Stall, StreamError, NoDone:
+	case LatencySpike, Stall, StreamError, NoDone, JobFailed, AcceptReset, AcceptHang:
 		return false
 	case Reset:
 		return !stream || f.AfterChunks == 0
@@ -312,6 +316,9 @@ var allowed = map[string]string{
 	"/v1/messages/count_tokens": "POST",
 	"/v1/responses":             "POST",
 	"/v1/embeddings":            "POST",
+	"/v1/videos":                "GET, POST",
+	"/v1/images/generations":    "POST",
+	"/sim/jobs":                 "GET",
 	"/v1/models":                "GET",
 	"/sim/faults":               "GET, POST, DELETE",
 	"/sim/stats":                "GET",

@@ -187,6 +187,24 @@ func (d *scenarioDecoder) config(n *yaml.Node, c *Config) {
 				}
 				return true
 			}, "rpm", "tpm", "headers_only")
+		case "jobs":
+			d.mapping(v, p, func(name string, v *yaml.Node, p string) bool {
+				switch name {
+				case "queue_time":
+					d.duration(v, p, &c.Jobs.QueueTime)
+				case "run_time":
+					d.duration(v, p, &c.Jobs.RunTime)
+				case "max_queued":
+					d.integer(v, p, &c.Jobs.MaxQueued)
+				case "content_bytes":
+					var n int
+					d.integer(v, p, &n)
+					c.Jobs.ContentBytes = int64(n)
+				default:
+					return false
+				}
+				return true
+			}, "queue_time", "run_time", "max_queued", "content_bytes")
 		case "models":
 			d.list(v, p, func(v *yaml.Node, p string) {
 				var m string
@@ -201,7 +219,7 @@ func (d *scenarioDecoder) config(n *yaml.Node, c *Config) {
 			return false
 		}
 		return true
-	}, "name", "seed", "latency", "output", "limits", "models", "faults")
+	}, "name", "seed", "latency", "output", "limits", "jobs", "models", "faults")
 }
 
 func (d *scenarioDecoder) fault(n *yaml.Node, path string) Fault {
@@ -234,11 +252,13 @@ func (d *scenarioDecoder) fault(n *yaml.Node, path string) Fault {
 			d.integer(v, p, &f.AfterChunks)
 		case "message":
 			d.str(v, p, &f.Message)
+		case "code":
+			d.str(v, p, &f.Code)
 		default:
 			return false
 		}
 		return true
-	}, "kind", "from", "to", "every", "for", "fraction", "status", "retry_after", "extra", "after_chunks", "message")
+	}, "kind", "from", "to", "every", "for", "fraction", "status", "retry_after", "extra", "after_chunks", "message", "code")
 	return f
 }
 

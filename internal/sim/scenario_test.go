@@ -83,17 +83,17 @@ func TestScenarioErrors(t *testing.T) {
 		name, src string
 		want      []string
 	}{
-		{"unknown top", "nmae: x\n", []string{"s.yaml:1: nmae: unknown field (known: name, seed, latency, output, limits, models, faults)"}},
+		{"unknown top", "nmae: x\n", []string{"s.yaml:1: nmae: unknown field (known: name, seed, latency, output, limits, jobs, models, faults)"}},
 		{"bad duration", "latency:\n  median: 300\n", []string{`s.yaml:2: latency.median: bad duration "300" (want a number and a unit: 200ms, 5s, 2m)`}},
 		{"negative", "latency:\n  p99: -1s\n", []string{"s.yaml:2: latency.p99: is -1s, want 0 or more"}},
 		{"not a mapping", "latency: fast\n", []string{`s.yaml:1: latency: want a mapping, got "fast"`}},
 		{"bad status", "faults:\n  - kind: error_storm\n    status: 418\n", []string{"s.yaml:3: faults[0].status: is 418, want one of 500, 502, 503, 504, 529"}},
-		{"unknown kind", "faults:\n  - {kind: meteor}\n", []string{`s.yaml:2: faults[0].kind: unknown kind "meteor" (known: error_storm, throttle, latency_spike, hang, stall, reset, auth, queue_full, stream_error, no_done)`}},
-		{"missing kind", "faults:\n  - {from: 1s}\n", []string{"s.yaml:2: faults[0].kind: must be set (one of error_storm, throttle, latency_spike, hang, stall, reset, auth, queue_full, stream_error, no_done)"}},
+		{"unknown kind", "faults:\n  - {kind: meteor}\n", []string{`s.yaml:2: faults[0].kind: unknown kind "meteor" (known: error_storm, throttle, latency_spike, hang, stall, reset, auth, queue_full, stream_error, no_done, capacity, job_failed, accept_reset, accept_hang)`}},
+		{"missing kind", "faults:\n  - {from: 1s}\n", []string{"s.yaml:2: faults[0].kind: must be set (one of error_storm, throttle, latency_spike, hang, stall, reset, auth, queue_full, stream_error, no_done, capacity, job_failed, accept_reset, accept_hang)"}},
 		{"to before from", "faults:\n  - kind: hang\n    from: 80s\n    to: 60s\n", []string{"s.yaml:4: faults[0].to: is 1m0s, want after from (1m20s), or 0 for no end"}},
 		{"zero fraction", "faults:\n  - {kind: hang, fraction: 0}\n", []string{"s.yaml:2: faults[0].fraction: is 0, want more than 0 (leave it out for every call)"}},
 		{"not applicable", "faults:\n  - kind: auth\n    extra: 1s\n", []string{"s.yaml:3: faults[0].extra: does not apply to a auth fault"}},
-		{"fault field typo", "faults:\n  - kind: stall\n    after_chunk: 2\n", []string{"s.yaml:3: faults[0].after_chunk: unknown field (known: kind, from, to, every, for, fraction, status, retry_after, extra, after_chunks, message)"}},
+		{"fault field typo", "faults:\n  - kind: stall\n    after_chunk: 2\n", []string{"s.yaml:3: faults[0].after_chunk: unknown field (known: kind, from, to, every, for, fraction, status, retry_after, extra, after_chunks, message, code)"}},
 		{"for without every", "faults:\n  - kind: error_storm\n    for: 1s\n", []string{"s.yaml:3: faults[0].for: is 1s without every, want every set too (or no for)"}},
 		{"duplicate", "seed: 1\nseed: 2\n", []string{"s.yaml:2: seed: set twice (first on line 1)"}},
 		{"bad seed", "seed: -1\n", []string{`s.yaml:1: seed: want a whole number from 0 to 2^64-1, got "-1"`}},

@@ -29,6 +29,8 @@ type Config struct {
 	Output Output
 	// Limits sets the rate limits reported in headers and enforced with 429s.
 	Limits Limits
+	// Jobs shapes the job API (videos).
+	Jobs Jobs
 	// Faults are the scheduled faults; their From and To count from Start.
 	Faults []Fault
 	// Models are the model ids listed by GET /v1/models and accepted by the
@@ -111,6 +113,9 @@ type Server struct {
 	faults []*entry // scheduled first, then live
 	limits limiter
 	seq    uint64 // calls decided so far, for ids
+
+	// jobs are the job API's jobs and idempotency keys; see jobs.go.
+	jobs jobTable
 }
 
 // New returns a Server for c, or an error naming the first bad field.
@@ -136,12 +141,21 @@ func New(c Config) (*Server, error) {
 		s.faults = append(s.faults, &entry{Fault: f})
 	}
 	s.limits = newLimiter(c.Limits, s.start)
+	s.jobs = newJobTable()
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	s.mux.HandleFunc("POST /v1/messages", s.handleMessages)
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	s.mux.HandleFunc("POST /v1/responses", s.handleResponses)
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
+	s.mux.HandleFunc("POST /v1/videos", s.handleVideoSubmit)
+	s.mux.HandleFunc("GET /v1/videos", s.handleVideoList)
+	s.mux.HandleFunc("GET /v1/videos/{id}", s.handleVideoGet)
+	s.mux.HandleFunc("DELETE /v1/videos/{id}", s.handleVideoDelete)
+	s.mux.HandleFunc("GET /v1/videos/{id}/content", s.handleVideoContent)
+	s.mux.HandleFunc("GET /v1/video_keys/{key}", s.handleVideoByKey)
+	s.mux.HandleFunc("POST /v1/images/generations", s.handleImages)
+	s.mux.HandleFunc("GET /sim/jobs", s.handleJobs)
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /v1/models/{model}", s.handleModel)
 	s.mux.HandleFunc("GET /sim/faults", s.handleGetFaults)
@@ -204,6 +218,9 @@ func (c *Config) problems() []problem {
 	count("output.dimensions", c.Output.Dimensions)
 	count("limits.rpm", c.Limits.RPM)
 	count("limits.tpm", c.Limits.TPM)
+	nonNeg("jobs.queue_time", c.Jobs.QueueTime)
+	nonNeg("jobs.run_time", c.Jobs.RunTime)
+	count("jobs.max_queued", c.Jobs.MaxQueued)
 	for i, m := range c.Models {
 		if m == "" {
 			add("models["+strconv.Itoa(i)+"]", "is empty, want a model id")

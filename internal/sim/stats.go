@@ -14,7 +14,8 @@ const (
 	OutcomeError       Outcome = "error"        // an error_storm answer
 	OutcomeThrottled   Outcome = "throttled"    // a throttle fault's 429
 	OutcomeRateLimited Outcome = "rate_limited" // a 429 from Limits
-	OutcomeQueueFull   Outcome = "queue_full"   // a queue_full fault
+	OutcomeQueueFull   Outcome = "queue_full"   // a queue_full fault, or a job refused for a full queue
+	OutcomeCapacity    Outcome = "capacity"     // a capacity fault's refusal
 	OutcomeAuth        Outcome = "auth"         // an auth fault's 401
 	OutcomeHang        Outcome = "hang"         // hung until the client gave up
 	OutcomeStall       Outcome = "stall"        // a stream stalled until the client gave up
@@ -28,7 +29,7 @@ const (
 // outcomes lists every Outcome; counters are indexed by position in it.
 var outcomes = [...]Outcome{
 	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
-	OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
+	OutcomeCapacity, OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
 }
 
 // Stats counts the API calls a Server received (chat completions,
@@ -41,8 +42,8 @@ type Stats struct {
 	// not yet in Outcomes.
 	Calls int64 `json:"calls"`
 	// APIs counts the calls received by API: chat.completions, messages,
-	// responses and embeddings, every one present, zero or not; they add up
-	// to Calls.
+	// responses, embeddings, videos (job submits) and images, every one
+	// present, zero or not; they add up to Calls.
 	APIs map[string]int64 `json:"apis"`
 	// Outcomes counts finished calls by how they ended; every Outcome is
 	// present, zero or not.
@@ -55,6 +56,17 @@ type Stats struct {
 	BilledInputTokens int64 `json:"billed_input_tokens"`
 	// BilledOutputTokens counts the reply tokens sent in 200 answers.
 	BilledOutputTokens int64 `json:"billed_output_tokens"`
+	// JobsCreated counts the jobs the job API created: a submit replayed
+	// for its Idempotency-Key creates none.
+	JobsCreated int64 `json:"jobs_created"`
+	// JobsCompleted counts the jobs seen completed, the billed ones.
+	JobsCompleted int64 `json:"jobs_completed"`
+	// BilledSeconds counts the seconds of video of the completed jobs.
+	BilledSeconds int64 `json:"billed_seconds"`
+	// Images counts the images generated in 200 answers.
+	Images int64 `json:"images"`
+	// ContentBytes counts the bytes of job content sent.
+	ContentBytes int64 `json:"content_bytes"`
 }
 
 // Finished returns the number of calls that have ended: the sum of
@@ -82,6 +94,11 @@ func (s Stats) Sub(earlier Stats) Stats {
 	d.InputTokens -= earlier.InputTokens
 	d.BilledInputTokens -= earlier.BilledInputTokens
 	d.BilledOutputTokens -= earlier.BilledOutputTokens
+	d.JobsCreated -= earlier.JobsCreated
+	d.JobsCompleted -= earlier.JobsCompleted
+	d.BilledSeconds -= earlier.BilledSeconds
+	d.Images -= earlier.Images
+	d.ContentBytes -= earlier.ContentBytes
 	return d
 }
 
@@ -93,10 +110,13 @@ const (
 	apiMessages
 	apiResponses
 	apiEmbeddings
+	apiVideos
+	apiImages
 )
 
 // apiNames are the names of the APIs in Stats.APIs, by api.
-var apiNames = [...]string{apiChat: "chat.completions", apiMessages: "messages", apiResponses: "responses", apiEmbeddings: "embeddings"}
+var apiNames = [...]string{apiChat: "chat.completions", apiMessages: "messages", apiResponses: "responses", apiEmbeddings: "embeddings",
+	apiVideos: "videos", apiImages: "images"}
 
 // counters are a Server's live counts, updated without a lock.
 type counters struct {
@@ -106,6 +126,11 @@ type counters struct {
 	input     atomic.Int64
 	billedIn  atomic.Int64
 	billedOut atomic.Int64
+	jobs      atomic.Int64
+	completed atomic.Int64
+	seconds   atomic.Int64
+	images    atomic.Int64
+	content   atomic.Int64
 }
 
 // receive counts a call received by API a.
@@ -146,5 +171,10 @@ func (s *Server) Stats() Stats {
 	st.InputTokens = s.stats.input.Load()
 	st.BilledInputTokens = s.stats.billedIn.Load()
 	st.BilledOutputTokens = s.stats.billedOut.Load()
+	st.JobsCreated = s.stats.jobs.Load()
+	st.JobsCompleted = s.stats.completed.Load()
+	st.BilledSeconds = s.stats.seconds.Load()
+	st.Images = s.stats.images.Load()
+	st.ContentBytes = s.stats.content.Load()
 	return st
 }

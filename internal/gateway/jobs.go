@@ -1,0 +1,65 @@
+package gateway
+
+import (
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/jobs"
+)
+
+// startJobs serves the configuration's job aliases (jobs:) beside the
+// chat routes: OpenAI's /v1/videos routes and /v1/images/generations, for
+// the same clients, their model lists and their budgets. Job aliases are
+// read at start: a reload does not change them (their records and the
+// jobs in flight belong to the running instance).
+func (s *Server) startJobs(cfg *config.Config) error {
+	if len(cfg.Jobs) == 0 {
+		return nil
+	}
+	j, err := jobs.New(jobs.Options{
+		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir,
+		Clock: s.opts.Clock, Logger: s.log, Transport: s.opts.Transport, MaxBody: int64(cfg.Server.MaxBodyBytes),
+		Identify: s.Identify,
+		Allowed: func(client, alias string) bool {
+			c := s.state().clientNamed(client)
+			return c == nil || c.models == nil || c.models[alias]
+		},
+		Reserve: s.reserveFor,
+	})
+	if err != nil {
+		return err
+	}
+	s.jobs = j
+	j.Register(s.mux)
+	return nil
+}
+
+// reserveFor holds up to usd of client's budget until the returned
+// release settles it with what was spent; false when it does not fit.
+// A client without a budget (or none configured) always fits.
+func (s *Server) reserveFor(client string, usd float64) (release func(actual float64), ok bool) {
+	c := s.state().clientNamed(client)
+	if c == nil || c.budget == nil {
+		return func(float64) {}, true
+	}
+	b := c.budget
+	res, which, _ := b.reserve(usd)
+	if which != "" {
+		return nil, false
+	}
+	return func(actual float64) {
+		if b.ledger != nil {
+			b.ledger.Settle(s.clk.Now(), res, actual)
+		} else {
+			b.settle(usd, actual)
+		}
+	}, true
+}
+
+// clientNamed returns the configured client called name, or nil.
+func (st *state) clientNamed(name string) *client {
+	for i := range st.clients {
+		if st.clients[i].name == name && name != "" {
+			return &st.clients[i]
+		}
+	}
+	return nil
+}
