@@ -68,6 +68,7 @@
 //	cors: {origins: ["https://app.example.com"], headers: [x-my-header], max_age: 10m} # browser apps; off without origins
 //	otel: {enabled: true, endpoint: "http://collector:4318", service_name: fusebox, headers: {x-api-key: "${OTEL_KEY}"}, sample_ratio: 0.5, capture_content: false, timeout: 10s, protocol: http/protobuf}
 //	responses: {dir: /var/lib/fusebox/responses, max_entries: 1000, max_bytes: 268435456, ttl: 720h} # stored Responses API answers; no dir: in memory
+//	batch: {dir: /var/lib/fusebox/batches, max_file_bytes: 209715200, max_files: 500, max_client_bytes: 10737418240, max_in_progress: 10, concurrency: 32, line_deadline: 1h} # the Files and Batch APIs; off without a dir
 //	cache: {max_entries: 10000, max_bytes: 67108864} # the response cache of every alias, together
 //	idempotency: {ttl: 24h, max_records: 10000, max_bytes: 4194304, max_client_bytes: 67108864}
 //	defaults:                          # inherited field by field by every alias

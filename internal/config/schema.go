@@ -64,6 +64,9 @@ type Config struct {
 	// OTel exports OpenTelemetry traces and GenAI metrics over OTLP/HTTP;
 	// off by default.
 	OTel OTel `yaml:"otel"`
+	// Batch serves OpenAI's Files and Batch APIs (/v1/files, /v1/batches)
+	// from a data directory; off unless its dir is set.
+	Batch Batch `yaml:"batch"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -522,6 +525,38 @@ type ResponseStore struct {
 	// TTL is how long a response is kept in a dir, or in Redis. 0: in a
 	// dir until pushed out; in Redis 720h.
 	TTL time.Duration `yaml:"ttl"`
+}
+
+// Batch serves OpenAI's Files and Batch APIs: a client uploads a JSONL
+// file of requests (purpose batch) and creates a batch of it; the gateway
+// runs its lines through the same ladders, breakers, limits and budgets
+// as its own requests, as that client, in the background, and keeps the
+// output and error files. Files and batches live in dir and survive a
+// restart: a batch in progress resumes from its journal. They belong to
+// the replica that runs them. For example:
+//
+//	batch: {dir: /var/lib/fusebox/batches, max_file_bytes: 209715200, concurrency: 32}
+type Batch struct {
+	// Dir is the data directory (files/ and batches/ under it). "": the
+	// Files and Batch APIs are off.
+	Dir string `yaml:"dir"`
+	// MaxFileBytes is the largest upload. 0: 200 MiB, OpenAI's limit.
+	MaxFileBytes int `yaml:"max_file_bytes"`
+	// MaxFiles is how many files one client key may keep, uploads and
+	// outputs together. 0: 500.
+	MaxFiles int `yaml:"max_files"`
+	// MaxClientBytes is how many bytes of files one client key may keep.
+	// 0: 10 GiB.
+	MaxClientBytes int `yaml:"max_client_bytes"`
+	// MaxInProgress is how many batches one client key may have running
+	// at once. 0: 10.
+	MaxInProgress int `yaml:"max_in_progress"`
+	// Concurrency is the most lines of one batch in flight; it adapts down
+	// while targets refuse for load and back up after. 0: 32.
+	Concurrency int `yaml:"concurrency"`
+	// LineDeadline is how long a line is retried through outages before
+	// it goes to the error file. 0: 1h.
+	LineDeadline time.Duration `yaml:"line_deadline"`
 }
 
 // CORS lets browser apps on other origins call the gateway. Off unless

@@ -23,6 +23,9 @@ func (c *Config) validate(r *report) {
 	c.checkState(r)
 	c.checkCORS(r)
 	negatives(r, "responses", reflect.ValueOf(c.Responses))
+	if negatives(r, "batch", reflect.ValueOf(c.Batch)); c.Batch.Dir == "" && c.Batch != (Batch{}) {
+		r.field("batch", "set without a dir, so the Files and Batch APIs stay off; give batch.dir")
+	}
 	negatives(r, "otel", reflect.ValueOf(c.OTel))
 	if sr := c.OTel.SampleRatio; sr > 1 {
 		r.field("otel.sample_ratio", "must be at most 1 (every trace), got "+strconv.FormatFloat(sr, 'g', -1, 64))

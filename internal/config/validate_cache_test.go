@@ -94,3 +94,25 @@ func TestCORSAndForwardedHeaders(t *testing.T) {
 		}
 	}
 }
+
+func TestBatch(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	base := "providers:\n  openai: {type: openai, keys: [k]}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n"
+	cfg, err := Parse("c.yaml", []byte(base+"batch: {dir: /var/lib/fusebox/batches, concurrency: 8, line_deadline: 30m}\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := cfg.Batch; b.Dir != "/var/lib/fusebox/batches" || b.Concurrency != 8 || b.LineDeadline != 30*time.Minute {
+		t.Fatalf("%+v", b)
+	}
+	for doc, want := range map[string]string{
+		"batch: {concurrency: 4}\n":              "c.yaml:4: batch: set without a dir",
+		"batch: {dir: /d, max_file_bytes: -1}\n": "c.yaml:4: batch.max_file_bytes: must not be negative",
+		"batch: {dir: /d, line_deadline: -1s}\n": "batch.line_deadline: must not be negative",
+		"batch: {dir: /d, max_in_progres: 3}\n":  "max_in_progres",
+	} {
+		if _, err := Parse("c.yaml", []byte(base+doc), env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", doc, err, want)
+		}
+	}
+}
