@@ -56,7 +56,7 @@ models:
 
 // Every example configuration is valid, with its keys in the environment.
 func TestValidateAcceptsEveryExample(t *testing.T) {
-	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "FUSEBOX_KEY_WEB", "FUSEBOX_KEY_BATCH"} {
+	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "FUSEBOX_KEY_WEB", "FUSEBOX_KEY_BATCH", "FUSEBOX_KEY_STUDIO"} {
 		t.Setenv(v, "test-"+strings.ToLower(v))
 	}
 	t.Setenv("REDIS_URL", "redis://:test-pass@127.0.0.1:6379/0") // validate does not connect

@@ -1,0 +1,186 @@
+package batchapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/batch"
+)
+
+// maxCreateBody bounds a POST /v1/batches body.
+const maxCreateBody = 64 << 10
+
+// handleCreate starts a batch of an uploaded file.
+func (a *API) handleCreate(w http.ResponseWriter, r *http.Request) {
+	owner, ok := a.o.Identify(w, r)
+	if !ok {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCreateBody))
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
+			"The body is larger than "+strconv.Itoa(maxCreateBody)+" bytes, or could not be read.")
+		return
+	}
+	b, param, msg := a.newBatch(owner, body)
+	if msg != "" {
+		badRequest(w, "invalid_request", param, msg)
+		return
+	}
+	if !a.admit(b) {
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "batch_limit_exceeded", "",
+			"This key has "+strconv.Itoa(a.o.MaxInProgress)+" batches in progress, as many as it may; wait for one to end or cancel one.")
+		return
+	}
+	writeJSON(w, b.public())
+}
+
+// newBatch checks a create body and returns the new batch, or the param
+// at fault and why.
+func (a *API) newBatch(owner string, body []byte) (Batch, string, string) {
+	m, problem := members(body, []string{"input_file_id", "endpoint", "completion_window", "metadata", "output_expires_after"})
+	if problem != "" {
+		return Batch{}, "", problem + "."
+	}
+	var in, endpoint, window string
+	if json.Unmarshal(m["input_file_id"], &in) != nil || in == "" {
+		return Batch{}, "input_file_id", "input_file_id must be the id of a file uploaded with purpose \"batch\"."
+	}
+	f, ok := a.files.get(owner, in)
+	if !ok || f.Purpose != "batch" {
+		return Batch{}, "input_file_id", "No file with id " + quote(in) + " and purpose \"batch\"."
+	}
+	if json.Unmarshal(m["endpoint"], &endpoint) != nil || !slices.Contains(batch.Endpoints, endpoint) {
+		return Batch{}, "endpoint", "endpoint must be one of /v1/chat/completions, /v1/embeddings, /v1/messages."
+	}
+	if json.Unmarshal(m["completion_window"], &window) != nil || window != "24h" {
+		return Batch{}, "completion_window", "completion_window must be \"24h\"."
+	}
+	meta, msg := metadata(m["metadata"])
+	if msg != "" {
+		return Batch{}, "metadata", msg
+	}
+	now := a.clk.Now()
+	return Batch{ID: newID("batch_"), Object: "batch", Endpoint: endpoint, InputFileID: in, CompletionWindow: window,
+		Status: StatusValidating, CreatedAt: now.Unix(), CreatedNs: now.UnixNano(),
+		ExpiresAt: at(now.Add(24 * time.Hour).Unix()), Metadata: meta, Owner: owner}, "", ""
+}
+
+// metadata reads up to 16 string pairs (keys to 64 bytes, values to 512).
+func metadata(raw json.RawMessage) (map[string]string, string) {
+	if raw == nil || string(raw) == "null" {
+		return nil, ""
+	}
+	const msg = "metadata must be an object of at most 16 string values, keys up to 64 bytes, values up to 512."
+	keys, problem := members(raw, nil)
+	if problem != "" || len(keys) > 16 {
+		return nil, msg
+	}
+	out := map[string]string{}
+	for k, v := range keys {
+		var s string
+		if json.Unmarshal(v, &s) != nil || len(k) > 64 || len(s) > 512 {
+			return nil, msg
+		}
+		out[k] = s
+	}
+	return out, ""
+}
+
+func (a *API) handleGet(w http.ResponseWriter, r *http.Request) {
+	owner, ok := a.o.Identify(w, r)
+	if !ok {
+		return
+	}
+	b, ok, err := a.batchOf(owner, r.PathValue("id"))
+	switch {
+	case err != nil:
+		internal(w, a.log, err)
+	case !ok:
+		notFound(w, "batch", r.PathValue("id"))
+	default:
+		writeJSON(w, a.live(b).public())
+	}
+}
+
+// batchOf returns owner's batch id.
+func (a *API) batchOf(owner, id string) (Batch, bool, error) {
+	b, ok, err := a.store.Get(id)
+	if err != nil || !ok || b.Owner != owner {
+		return Batch{}, false, err
+	}
+	return b, true, nil
+}
+
+// handleList lists the caller's batches, newest first, a page at a time:
+// limit (1 to 100, default 20) after the batch whose id is after.
+func (a *API) handleList(w http.ResponseWriter, r *http.Request) {
+	owner, ok := a.o.Identify(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	limit := 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			badRequest(w, "invalid_limit", "limit", "limit must be a whole number from 1 to 100.")
+			return
+		}
+		limit = n
+	}
+	all, err := a.store.List(owner)
+	if err != nil {
+		internal(w, a.log, err)
+		return
+	}
+	if after := q.Get("after"); after != "" {
+		i := slices.IndexFunc(all, func(b Batch) bool { return b.ID == after })
+		if i < 0 {
+			badRequest(w, "invalid_after", "after", "after must be the id of one of your batches.")
+			return
+		}
+		all = all[i+1:]
+	}
+	page := all[:min(limit, len(all))]
+	out := struct {
+		Object  string  `json:"object"`
+		Data    []Batch `json:"data"`
+		FirstID *string `json:"first_id"`
+		LastID  *string `json:"last_id"`
+		HasMore bool    `json:"has_more"`
+	}{Object: "list", Data: make([]Batch, len(page)), HasMore: len(all) > len(page)}
+	for i, b := range page {
+		out.Data[i] = a.live(b).public()
+	}
+	if len(page) > 0 {
+		out.FirstID, out.LastID = &page[0].ID, &page[len(page)-1].ID
+	}
+	writeJSON(w, out)
+}
+
+func (a *API) handleCancel(w http.ResponseWriter, r *http.Request) {
+	owner, ok := a.o.Identify(w, r)
+	if !ok {
+		return
+	}
+	b, ok, err := a.batchOf(owner, r.PathValue("id"))
+	switch {
+	case err != nil:
+		internal(w, a.log, err)
+		return
+	case !ok:
+		notFound(w, "batch", r.PathValue("id"))
+		return
+	}
+	b, err = a.cancelBatch(b)
+	if err != nil {
+		internal(w, a.log, err)
+		return
+	}
+	writeJSON(w, a.live(b).public())
+}

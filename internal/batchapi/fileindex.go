@@ -1,0 +1,114 @@
+package batchapi
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// fileIndex knows every file in Dir/files: the objects (kept as
+// files/<id>.json beside their bytes, files/<id>) and what each owner
+// holds. It is safe for concurrent use.
+type fileIndex struct {
+	dir string // the data directory
+
+	// mu guards byID and use.
+	mu   sync.Mutex
+	byID map[string]File
+	use  map[string]usage // by owner
+}
+
+type usage struct {
+	files int
+	bytes int64
+}
+
+func openFileIndex(dir string) (*fileIndex, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o700); err != nil {
+		return nil, err
+	}
+	x := &fileIndex{dir: dir, byID: map[string]File{}, use: map[string]usage{}}
+	names, err := filepath.Glob(filepath.Join(dir, "files", "file-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		var f File
+		if err := json.Unmarshal(data, &f); err != nil || !validID(f.ID, "file-") {
+			continue // a torn object: its upload never finished
+		}
+		x.addLocked(f)
+	}
+	// Uploads cut short leave temporary files; they are nobody's.
+	tmps, _ := filepath.Glob(filepath.Join(dir, "files", "*.tmp"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
+	return x, nil
+}
+
+func (x *fileIndex) addLocked(f File) {
+	x.byID[f.ID] = f
+	u := x.use[f.Owner]
+	x.use[f.Owner] = usage{u.files + 1, u.bytes + f.Bytes}
+}
+
+// get returns owner's file id.
+func (x *fileIndex) get(owner, id string) (File, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f, ok := x.byID[id]
+	return f, ok && f.Owner == owner
+}
+
+// room reports whether owner may add a file of n bytes within limits.
+func (x *fileIndex) room(owner string, n int64, maxFiles int, maxBytes int64) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	u := x.use[owner]
+	return u.files < maxFiles && u.bytes+n <= maxBytes
+}
+
+// add saves f's object (its bytes already at f.Path) and indexes it.
+func (x *fileIndex) add(f File) error {
+	data, _ := json.Marshal(f)
+	if err := writeAtomic(filepath.Join(x.dir, "files", f.ID+".json"), data); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.addLocked(f)
+	return nil
+}
+
+// remove deletes owner's file id: its object, then its bytes.
+func (x *fileIndex) remove(owner, id string) (bool, error) {
+	x.mu.Lock()
+	f, ok := x.byID[id]
+	if !ok || f.Owner != owner {
+		x.mu.Unlock()
+		return false, nil
+	}
+	delete(x.byID, id)
+	u := x.use[owner]
+	x.use[owner] = usage{u.files - 1, u.bytes - f.Bytes}
+	x.mu.Unlock()
+	err := os.Remove(filepath.Join(x.dir, "files", id+".json"))
+	if err == nil && !strings.Contains(f.Path, "batches") {
+		err = os.Remove(x.path(f))
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return true, err
+}
+
+// path is where f's bytes are.
+func (x *fileIndex) path(f File) string { return filepath.Join(x.dir, f.Path) }
