@@ -43,6 +43,10 @@ Scenarios, by how the primary fails during the storm:
   partial        streams the whole answer, then ends without data: [DONE]
                  (streamed requests)
   reset          resets the connection before any byte
+  jobs           video jobs: capacity refusals replayed for their key,
+                 queue_full, answers lost after the job was made; a naive
+                 client with the same key, one with a new key per retry,
+                 and Fusebox (docs/JOBS.md)
 
 --stream streams the requests of any scenario; stall and partial always
 stream. --continue sets continue_on_failure on Fusebox's alias.
@@ -106,13 +110,35 @@ func progressLine(p bench.Progress) string {
 	return b.String()
 }
 
+// runJobsBench runs the jobs scenario: the same jobs asked for by a naive
+// client that retries with the same key, one that takes a new key per
+// retry, and Fusebox, against simulated video providers.
+func runJobsBench(ctx context.Context, o benchOptions, out io.Writer) error {
+	fmt.Fprintln(out, "fusebox bench: scenario jobs; three clients at once...")
+	res, err := bench.RunJobs(ctx, bench.JobsOptions{Seed: o.Seed})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	fmt.Fprint(out, res.Markdown())
+	if o.jsonPath != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+	}
+	return nil
+}
+
 // scenarioNames lists the scenarios for the --scenario help.
 func scenarioNames() string {
-	names := make([]string, len(bench.Scenarios))
-	for i, s := range bench.Scenarios {
-		names[i] = string(s)
+	names := make([]string, 0, len(bench.Scenarios)+1)
+	for _, s := range bench.Scenarios {
+		names = append(names, string(s))
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(append(names, string(bench.Jobs)), ", ")
 }
 
 // positiveIfSet checks a duration flag whose default (0) bench.Options derives
@@ -125,6 +151,9 @@ func positiveIfSet(cmd *cobra.Command, name string, d *time.Duration) error {
 }
 
 func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
+	if o.Scenario == bench.Jobs { // its own engine: jobs, not a request rate
+		return runJobsBench(ctx, o, out)
+	}
 	if o.Rate <= 0 || o.Duration <= 0 {
 		return fmt.Errorf("bench: --rate and --duration must be positive")
 	}

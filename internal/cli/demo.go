@@ -133,6 +133,9 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	gw, err := gateway.New(gateway.Options{
 		Config: cfg,
 		Logger: discardLogger(),
+		// The demo's outage lasts seconds: the dashboard's charts sample
+		// every second to show it.
+		DashboardInterval: time.Second,
 		OnTransition: func(t breaker.Transition) {
 			extra := ""
 			if t.To == breaker.StateOpen {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/batchapi"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/jobs"
@@ -80,8 +81,10 @@ type Server struct {
 	st       atomic.Pointer[state]
 	reloadMu sync.Mutex
 
-	// jobs serves the job aliases (jobs:); nil without any.
-	jobs *jobs.Jobs
+	// jobs serves the job aliases (jobs:); nil without any. batches
+	// serves the Files and Batch APIs (batch: {dir: …}); nil without.
+	jobs    *jobs.Jobs
+	batches *batchapi.API
 
 	// fleet shares state with the other replicas (state: redis://…);
 	// nil with state: memory. rdb is its Redis client.
@@ -156,6 +159,10 @@ func New(o Options) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.startBatches(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
@@ -176,9 +183,15 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /fusebox/reload", s.handleReload)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	served := "POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}"
+	if s.jobs != nil {
+		served += ", POST /v1/videos, POST /v1/images/generations"
+	}
+	if s.batches != nil {
+		served += ", POST /v1/files, POST /v1/batches"
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path +
-			". Fusebox serves POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models and GET /v1/models/{id}."
+		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path + ". Fusebox serves " + served + "."
 		if anthropicPath(r.URL.Path) {
 			writeAnthropicError(w, http.StatusNotFound, msg)
 			return
@@ -229,9 +242,13 @@ func Check(cfg *config.Config) error {
 		c.State, c.Fleet = "memory", config.Fleet{} // nothing to share while checking
 		cfg = &c
 	}
-	s, err := New(Options{Config: cfg})
+	// Checking touches no data directory: no batch resumes, no job is
+	// polled, nothing is created.
+	c := *cfg
+	c.Batch.Dir, c.JobsDir = "", ""
+	s, err := New(Options{Config: &c})
 	if err == nil {
-		s.dash.hist.stop() // nothing will be served: no samples either
+		s.Close()
 	}
 	return err
 }
@@ -427,6 +444,9 @@ func (s *Server) joinFleet(cfg *config.Config) error {
 // ends the dashboard's streams and stops its sampling. Call it once the
 // server no longer serves.
 func (s *Server) Close() {
+	if s.batches != nil {
+		s.batches.Close() // its lines in flight end first; the journal resumes them
+	}
 	if s.jobs != nil {
 		s.jobs.Close()
 	}

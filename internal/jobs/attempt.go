@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
@@ -143,10 +144,17 @@ func (j *Jobs) accept(rec *record, t *target, job upstreamJob, raw []byte) {
 	}
 }
 
-// capError is a refusal for a target's full cap or queue.
+// capError is a refusal for a target's full cap or queue. It was made
+// here, costs the provider nothing, and says when to ask again: a slot
+// frees as soon as one of the target's jobs ends.
 func capError(t *target, why string) *apiError {
-	return errorf(http.StatusTooManyRequests, "server_error", "queue_full", "", "Target "+t.name+" cannot take more jobs now: "+why+".")
+	e := errorf(http.StatusTooManyRequests, "server_error", "queue_full", "", "Target "+t.name+" cannot take more jobs now: "+why+".")
+	e.RetryAfter = capRetryAfter
+	return e
 }
+
+// capRetryAfter is the Retry-After of a refusal for a full cap.
+const capRetryAfter = time.Second
 
 // upstreamError is the client's answer for a refusal: the provider's own
 // status and code for a client error or a refusal, an outage as a 502.

@@ -290,16 +290,18 @@ func (r *jobsRig) request(ctx context.Context, c Client, o JobsOptions, i int) (
 	if c == FuseboxJobs {
 		attempts = 1 + o.Attempts // Fusebox itself resends; the client retries refusals only
 	}
+	var wait time.Duration // the refusal's Retry-After, honoured as SDKs do
 	for a := range attempts {
 		if a > 0 {
-			if !sleepCtx(ctx, time.Duration(a)*50*time.Millisecond) {
+			if !sleepCtx(ctx, max(time.Duration(a)*50*time.Millisecond, wait)) {
 				return false, refusals
 			}
 		}
 		if c == NewKey {
 			key = "req-" + strconv.Itoa(i) + "-" + strconv.Itoa(a)
 		}
-		id, status, err := r.submit(ctx, body, key)
+		id, status, after, err := r.submit(ctx, body, key)
+		wait = min(after, 5*time.Second)
 		switch {
 		case err == nil && id != "":
 			return r.await(ctx, id), refusals
@@ -318,18 +320,18 @@ func (r *jobsRig) model(c Client) string {
 }
 
 // submit posts one submit and returns the job id, or the status of the
-// refusal.
-func (r *jobsRig) submit(ctx context.Context, body, key string) (string, int, error) {
+// refusal and its Retry-After.
+func (r *jobsRig) submit(ctx context.Context, body, key string) (string, int, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/videos", bytes.NewReader([]byte(body)))
 	if err != nil {
-		return "", 0, err
+		return "", 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+r.key)
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := r.http.Do(req)
 	if err != nil {
-		return "", 0, err
+		return "", 0, 0, err
 	}
 	defer resp.Body.Close()
 	var v struct {
@@ -337,9 +339,10 @@ func (r *jobsRig) submit(ctx context.Context, body, key string) (string, int, er
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &v) != nil {
-		return "", resp.StatusCode, fmt.Errorf("status %d", resp.StatusCode)
+		after, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return "", resp.StatusCode, time.Duration(after) * time.Second, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return v.ID, resp.StatusCode, nil
+	return v.ID, resp.StatusCode, 0, nil
 }
 
 // await polls job id until it ends, and reports whether it completed.
