@@ -2,6 +2,7 @@ package batchapi
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -178,6 +179,11 @@ func (a *API) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err = a.cancelBatch(b)
+	if errors.Is(err, ErrElsewhere) {
+		writeError(w, http.StatusConflict, "invalid_request_error", "batch_elsewhere", "",
+			"Batch "+b.ID+" runs on another replica of the gateway, which holds its files: only that replica can cancel it. Try again (a load balancer may reach it), or wait for it to end.")
+		return
+	}
 	if err != nil {
 		internal(w, a.log, err)
 		return

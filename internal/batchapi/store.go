@@ -24,6 +24,14 @@ type Store interface {
 	List(owner string) ([]Batch, error)
 }
 
+// ErrElsewhere is a Store's answer to a change of a batch another replica
+// runs: only the replica that holds its files may change it.
+var ErrElsewhere = errors.New("batchapi: the batch runs on another replica")
+
+// DirStore returns the directory store a New without a Store uses for
+// dir (the Options' Dir), for a shared store to keep beside it.
+func DirStore(dir string) (Store, error) { return newDirStore(filepath.Join(dir, "batches")) }
+
 // dirStore keeps each batch as dir/<id>.json, replaced atomically.
 type dirStore struct {
 	dir string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/internal/redistest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -105,4 +106,64 @@ func countLines(t *testing.T, c openai.Client, id string) int {
 		n++
 	}
 	return n
+}
+
+// With fleet state, any replica answers for any batch: created on A, it
+// is read and listed through B (another client still gets a 404 there);
+// B cannot cancel it, since A holds its files and runs it, and says so.
+func TestReplicasShareBatchStatus(t *testing.T) {
+	state := "state: " + redistest.Start(t).URL() + "\nfleet: {timeout: 2s}\n"
+	up := newUpstream(t, chatOK("p"))
+	hold := make(chan struct{})
+	defer close(hold)
+	slow := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		<-hold // A's lines wait: the batch is in progress while B is asked
+		chatOK("p")(w, r, n)
+	})
+	yaml := state + `
+clients:
+  - {name: alice, key: ka}
+  - {name: bob, key: kb}
+providers:
+  p: {type: openai, base_url: "%s", keys: [k]}
+models:
+  - name: chat
+    targets: [{provider: p, model: x}]
+batch: {dir: `
+	_, a := gateway(t, nil, yaml+t.TempDir()+"}\n", slow)
+	_, b := gateway(t, nil, yaml+t.TempDir()+"}\n", up)
+	client := func(base, key string) openai.Client {
+		return openai.NewClient(option.WithBaseURL(base+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0))
+	}
+	aliceA, aliceB, bobB := client(a.URL, "ka"), client(b.URL, "ka"), client(b.URL, "kb")
+	ctx := t.Context()
+	f, err := aliceA.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(
+		`{"custom_id":"r1","method":"POST","url":"/v1/chat/completions","body":{"model":"chat","messages":[{"role":"user","content":"hi"}]}}`+"\n"),
+		"in.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := aliceA.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
+		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := aliceB.Batches.Get(ctx, created.ID)
+	if err != nil || got.ID != created.ID || got.InputFileID != f.ID {
+		t.Fatalf("alice's batch through B: %+v, %v", got, err)
+	}
+	page, err := aliceB.Batches.List(ctx, openai.BatchListParams{})
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != created.ID {
+		t.Fatalf("alice's list through B: %+v, %v", page, err)
+	}
+	var apiErr *openai.Error
+	if _, err := bobB.Batches.Get(ctx, created.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Errorf("bob through B: %v, want a 404", err)
+	}
+	if _, err := aliceB.Batches.Cancel(ctx, created.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusConflict {
+		t.Errorf("cancel through B: %v, want a 409 naming the replica that runs it", err)
+	}
+	if c, err := aliceA.Batches.Cancel(ctx, created.ID); err != nil || c.Status != openai.BatchStatusCancelling && c.Status != openai.BatchStatusCancelled {
+		t.Errorf("cancel through A: %+v, %v", c, err)
+	}
 }

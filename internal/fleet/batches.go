@@ -1,0 +1,139 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fuseboxhq/fusebox/internal/batchapi"
+)
+
+// With fleet state, every replica answers for every batch: each batch
+// object is mirrored at {prefix}{batch:<id>} (JSON, kept BatchTTL), and
+// its owner's batches are listed in {prefix}{batches:<owner>}, a sorted
+// set by creation time trimmed to BatchTTL. The files stay with the
+// replica that runs the batch, and so does the batch: a replica changes
+// only the batches in its own directory (another's cancel is refused
+// with batchapi.ErrElsewhere), and resumes only those at a restart.
+
+// BatchTTL is how long the fleet keeps a batch object: OpenAI's batches
+// expire within a day, and their files within 30.
+const BatchTTL = 30 * 24 * time.Hour
+
+// BatchStore returns a batch store of the fleet's, with local as this
+// replica's own (the directory store of the batches it runs).
+func (f *Fleet) BatchStore(local batchapi.Store) batchapi.Store {
+	return &batchStore{f: f, local: local}
+}
+
+type batchStore struct {
+	f     *Fleet
+	local batchapi.Store
+}
+
+func (s *batchStore) key(id string) string { return s.f.o.Prefix + "{batch:" + id + "}" }
+func (s *batchStore) ownerKey(owner string) string {
+	return s.f.o.Prefix + "{batches:" + owner + "}"
+}
+
+// Put saves a batch this replica runs, here and in the fleet; a batch of
+// another replica's is refused.
+func (s *batchStore) Put(b batchapi.Batch) error {
+	if _, here, err := s.local.Get(b.ID); err != nil {
+		return err
+	} else if !here {
+		if _, elsewhere := s.remote(b.ID); elsewhere {
+			return batchapi.ErrElsewhere
+		}
+	}
+	if err := s.local.Put(b); err != nil {
+		return err
+	}
+	v, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.f.ctx()
+	defer cancel()
+	now := s.f.clk.Now()
+	_, err = s.f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.key(b.ID), v, BatchTTL)
+		p.ZAdd(ctx, s.ownerKey(b.Owner), redis.Z{Score: float64(b.CreatedNs), Member: b.ID})
+		p.ZRemRangeByScore(ctx, s.ownerKey(b.Owner), "-inf", strconv.FormatInt(now.Add(-BatchTTL).UnixNano(), 10))
+		p.PExpire(ctx, s.ownerKey(b.Owner), BatchTTL)
+		return nil
+	})
+	if !s.f.result("batch_put", err) {
+		s.f.fallback("batch_put") // this replica still answers for it
+	}
+	return nil
+}
+
+// remote reads the fleet's copy of a batch.
+func (s *batchStore) remote(id string) (batchapi.Batch, bool) {
+	ctx, cancel := s.f.ctx()
+	defer cancel()
+	v, err := s.f.rdb.Get(ctx, s.key(id)).Bytes()
+	if !s.f.result("batch_get", err) {
+		s.f.fallback("batch_get")
+		return batchapi.Batch{}, false
+	}
+	var b batchapi.Batch
+	if errors.Is(err, redis.Nil) || json.Unmarshal(v, &b) != nil || b.ID != id {
+		return batchapi.Batch{}, false
+	}
+	return b, true
+}
+
+// Get returns this replica's batch, or the fleet's.
+func (s *batchStore) Get(id string) (batchapi.Batch, bool, error) {
+	if b, ok, err := s.local.Get(id); ok || err != nil {
+		return b, ok, err
+	}
+	b, ok := s.remote(id)
+	return b, ok, nil
+}
+
+// List returns owner's batches across the fleet, newest first; "" lists
+// this replica's own only (the ones it resumes).
+func (s *batchStore) List(owner string) ([]batchapi.Batch, error) {
+	mine, err := s.local.List(owner)
+	if err != nil || owner == "" {
+		return mine, err
+	}
+	ctx, cancel := s.f.ctx()
+	defer cancel()
+	ids, err := s.f.rdb.ZRevRange(ctx, s.ownerKey(owner), 0, -1).Result()
+	if !s.f.result("batch_list", err) || len(ids) == 0 {
+		return mine, nil
+	}
+	seen := make(map[string]bool, len(mine))
+	for _, b := range mine {
+		seen[b.ID] = true
+	}
+	keys := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			keys = append(keys, s.key(id))
+		}
+	}
+	all := mine
+	for _, key := range keys { // one key a call: a Cluster spreads them over slots
+		v, err := s.f.rdb.Get(ctx, key).Bytes()
+		var b batchapi.Batch
+		if err == nil && json.Unmarshal(v, &b) == nil && b.Owner == owner {
+			all = append(all, b)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].CreatedNs != all[j].CreatedNs {
+			return all[i].CreatedNs > all[j].CreatedNs
+		}
+		return all[i].ID > all[j].ID
+	})
+	return all, nil
+}
