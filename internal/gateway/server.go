@@ -155,14 +155,6 @@ func New(o Options) (*Server, error) {
 	}
 	s.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	s.mux = http.NewServeMux()
-	if err := s.startJobs(o.Config); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.startBatches(o.Config); err != nil {
-		s.Close()
-		return nil, err
-	}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleProxy("/chat/completions", true, false))
 	s.mux.HandleFunc("POST /v1/messages", s.handleProxy("/chat/completions", true, true))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
@@ -183,6 +175,16 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /fusebox/reload", s.handleReload)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	// Last, once the routes its lines take are there: a batch resumed
+	// from its journal starts at once.
+	if err := s.startJobs(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.startBatches(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
 	served := "POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}"
 	if s.jobs != nil {
 		served += ", POST /v1/videos, POST /v1/images/generations"
