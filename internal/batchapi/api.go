@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
+	"github.com/fuseboxhq/fusebox/internal/apierror"
 )
 
 // Options configure an API. Zero values are the documented defaults.
@@ -143,23 +144,7 @@ func (a *API) Close() {
 
 // writeError writes an error in OpenAI's shape.
 func writeError(w http.ResponseWriter, status int, typ, code, param, msg string) {
-	e := struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}{Message: msg, Type: typ}
-	if code != "" {
-		e.Code = &code
-	}
-	if param != "" {
-		e.Param = &param
-	}
-	body, _ := json.Marshal(map[string]any{"error": e})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
+	apierror.Write(w, status, typ, code, param, msg)
 }
 
 func badRequest(w http.ResponseWriter, code, param, msg string) {

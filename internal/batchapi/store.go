@@ -89,13 +89,19 @@ func (s *dirStore) List(owner string) ([]Batch, error) {
 			out = append(out, b)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedNs != out[j].CreatedNs {
-			return out[i].CreatedNs > out[j].CreatedNs
-		}
-		return out[i].ID > out[j].ID
-	})
+	SortNewestFirst(out)
 	return out, nil
+}
+
+// SortNewestFirst orders batches as Store.List returns them: newest
+// first, ties by id.
+func SortNewestFirst(bs []Batch) {
+	sort.Slice(bs, func(i, j int) bool {
+		if bs[i].CreatedNs != bs[j].CreatedNs {
+			return bs[i].CreatedNs > bs[j].CreatedNs
+		}
+		return bs[i].ID > bs[j].ID
+	})
 }
 
 // writeAtomic writes data to path through a synced temporary file and a

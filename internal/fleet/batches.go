@@ -3,7 +3,6 @@ package fleet
 import (
 	"encoding/json"
 	"errors"
-	"sort"
 	"strconv"
 	"time"
 
@@ -115,25 +114,26 @@ func (s *batchStore) List(owner string) ([]batchapi.Batch, error) {
 	for _, b := range mine {
 		seen[b.ID] = true
 	}
-	keys := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			keys = append(keys, s.key(id))
+	var gets []*redis.StringCmd
+	_, err = s.f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // one round trip; a Cluster splits it by slot
+		for _, id := range ids {
+			if !seen[id] {
+				gets = append(gets, p.Get(ctx, s.key(id)))
+			}
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		s.f.result("batch_list", err)
+		return mine, nil
 	}
 	all := mine
-	for _, key := range keys { // one key a call: a Cluster spreads them over slots
-		v, err := s.f.rdb.Get(ctx, key).Bytes()
+	for _, g := range gets {
 		var b batchapi.Batch
-		if err == nil && json.Unmarshal(v, &b) == nil && b.Owner == owner {
+		if v, err := g.Bytes(); err == nil && json.Unmarshal(v, &b) == nil && b.Owner == owner {
 			all = append(all, b)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].CreatedNs != all[j].CreatedNs {
-			return all[i].CreatedNs > all[j].CreatedNs
-		}
-		return all[i].ID > all[j].ID
-	})
+	batchapi.SortNewestFirst(all)
 	return all, nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/redistest"
 	"github.com/openai/openai-go/v3"
@@ -63,16 +62,12 @@ batch: {dir: ` + dir + `, concurrency: 4}
 	if _, err := bob.Files.Content(ctx, f.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
 		t.Errorf("bob reading alice's file: %v, want a 404", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for b.Status != openai.BatchStatusCompleted && b.Status != openai.BatchStatusFailed {
-		if time.Now().After(deadline) {
-			t.Fatalf("batch still %s", b.Status)
-		}
-		time.Sleep(5 * time.Millisecond) // polling background work, as a client does
+	eventually(t, "the batch to end", func() bool { // background work, polled as a client does
 		if b, err = alice.Batches.Get(ctx, b.ID); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return b.Status == openai.BatchStatusCompleted || b.Status == openai.BatchStatusFailed
+	})
 	if b.Status != openai.BatchStatusCompleted {
 		t.Fatalf("batch %s: %+v", b.Status, b.Errors)
 	}

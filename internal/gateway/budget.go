@@ -108,6 +108,16 @@ func (b *budget) reserveLocal(usd float64) (which string, resets time.Time) {
 	return "", time.Time{}
 }
 
+// settleReservation replaces a reservation made by reserve (res, with the
+// fleet; reserved, here) with what was spent.
+func (b *budget) settleReservation(res fleet.Reservation, reserved, usd float64) {
+	if b.ledger != nil {
+		b.ledger.Settle(b.clk.Now(), res, usd)
+		return
+	}
+	b.settle(reserved, usd)
+}
+
 // settle replaces a reservation of reserved with what the request cost.
 func (b *spending) settle(reserved, usd float64) {
 	b.mu.Lock()
@@ -177,11 +187,7 @@ func (x *exchange) settleBudget() {
 	if !x.priced && x.walk != nil && x.walk.Attempts > 0 && x.delivered {
 		cost = max(cost, x.reserved)
 	}
-	if c.budget.ledger != nil {
-		c.budget.ledger.Settle(x.s.clk.Now(), x.resv, cost)
-	} else {
-		c.budget.settle(x.reserved, cost)
-	}
+	c.budget.settleReservation(x.resv, x.reserved, cost)
 	x.reserved = 0
 }
 

@@ -42,7 +42,7 @@ func (s *Server) handleCountTokens(rw http.ResponseWriter, r *http.Request) {
 	case model == "":
 		x.badRequest("model", "model: Field required")
 		return
-	case c != nil && c.models != nil && !c.models[model]:
+	case !c.allows(model):
 		x.error(http.StatusForbidden, "permission_error", "model_not_allowed", "model", "Your key is not allowed to use the model `"+model+"`.")
 		return
 	case !known:

@@ -29,12 +29,7 @@ func (st *state) inProcessClient(r *http.Request) (*client, bool) {
 	if !ok {
 		return nil, false
 	}
-	for i := range st.clients {
-		if st.clients[i].name == name && name != "" {
-			return &st.clients[i], true
-		}
-	}
-	return nil, true
+	return st.clientNamed(name), true
 }
 
 // Identify authenticates r as the gateway's own routes do, for handlers

@@ -18,11 +18,8 @@ func (s *Server) startJobs(cfg *config.Config) error {
 		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir,
 		Clock: s.opts.Clock, Logger: s.log, Transport: s.opts.Transport, MaxBody: int64(cfg.Server.MaxBodyBytes),
 		Identify: s.Identify,
-		Allowed: func(client, alias string) bool {
-			c := s.state().clientNamed(client)
-			return c == nil || c.models == nil || c.models[alias]
-		},
-		Reserve: s.reserveFor,
+		Allowed:  func(client, alias string) bool { return s.state().clientNamed(client).allows(alias) },
+		Reserve:  s.reserveFor,
 	})
 	if err != nil {
 		return err
@@ -45,13 +42,7 @@ func (s *Server) reserveFor(client string, usd float64) (release func(actual flo
 	if which != "" {
 		return nil, false
 	}
-	return func(actual float64) {
-		if b.ledger != nil {
-			b.ledger.Settle(s.clk.Now(), res, actual)
-		} else {
-			b.settle(usd, actual)
-		}
-	}, true
+	return func(actual float64) { b.settleReservation(res, usd, actual) }, true
 }
 
 // clientNamed returns the configured client called name, or nil.

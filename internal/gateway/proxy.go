@@ -177,7 +177,7 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 			return
 		}
 		model := f.ModelName() // as the upstream reads it
-		if c != nil && c.models != nil && !c.models[model] {
+		if !c.allows(model) {
 			x.error(http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
 				"Your key is not allowed to use the model `"+model+"`.")
 			return

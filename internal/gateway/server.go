@@ -234,20 +234,18 @@ func (s *Server) budgetsLeft() []metrics.BudgetLeft {
 // everything New would build, without serving. fusebox validate uses it so
 // that a file it accepts is one serve accepts.
 func Check(cfg *config.Config) error {
+	// Checking shares nothing and touches no data directory: no batch
+	// resumes, no job is polled, nothing is created.
+	c := *cfg
+	c.Batch.Dir, c.JobsDir = "", ""
 	if cfg.State != "" && cfg.State != "memory" {
 		rdb, err := fleet.Dial(cfg.State, cfg.Fleet) // connects only when used
 		if err != nil {
 			return err
 		}
 		rdb.Close()
-		c := *cfg
-		c.State, c.Fleet = "memory", config.Fleet{} // nothing to share while checking
-		cfg = &c
+		c.State, c.Fleet = "memory", config.Fleet{}
 	}
-	// Checking touches no data directory: no batch resumes, no job is
-	// polled, nothing is created.
-	c := *cfg
-	c.Batch.Dir, c.JobsDir = "", ""
 	s, err := New(Options{Config: &c})
 	if err == nil {
 		s.Close()
@@ -322,7 +320,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	}
 	var names []string
 	for _, a := range st.router.Aliases() {
-		if c == nil || c.models == nil || c.models[a.Name] {
+		if c.allows(a.Name) {
 			names = append(names, a.Name)
 		}
 	}
@@ -364,7 +362,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	_, known := st.router.Lookup(id)
 	anthropic := r.Header.Get("Anthropic-Version") != ""
-	if !known || (c != nil && c.models != nil && !c.models[id]) {
+	if !known || !c.allows(id) {
 		msg := "The model `" + id + "` does not exist or you do not have access to it."
 		if anthropic {
 			writeAnthropicError(w, http.StatusNotFound, msg)

@@ -39,6 +39,11 @@ type client struct {
 	fp     string          // the limits' fingerprint, for reloads
 }
 
+// allows reports whether client c may use model (an alias, or a
+// provider/model): a nil client (an open gateway) or one without a list
+// may use every model.
+func (c *client) allows(model string) bool { return c == nil || c.models == nil || c.models[model] }
+
 // buildState builds the state for cfg. With prev, the parts whose
 // settings did not change carry on from it: targets (breakers, limits,
 // health), provider keys and connections, response caches, client pacers,

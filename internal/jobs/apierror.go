@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/apierror"
 )
 
 // apiError is an answer in OpenAI's error shape, with its status. It is
@@ -33,29 +35,14 @@ func badRequest(param, msg string) *apiError {
 
 // write answers e: {"error":{"message","type","param","code"}}.
 func (e *apiError) write(w http.ResponseWriter) {
-	type body struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}
-	b := body{Message: e.Message, Type: e.Type}
-	if e.Param != "" {
-		b.Param = &e.Param
-	}
-	if e.Code != "" {
-		b.Code = &e.Code
-	}
 	h := w.Header()
 	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
+		h.Set("Retry-After", apierror.RetryAfter(e.RetryAfter))
 	}
 	if e.JobID != "" {
 		h.Set("X-Fusebox-Job-Id", e.JobID)
 	}
-	writeJSON(w, e.Status, struct {
-		Error body `json:"error"`
-	}{b})
+	apierror.Write(w, e.Status, e.Type, e.Code, e.Param, e.Message)
 }
 
 // writeJSON answers v as JSON with its length.
