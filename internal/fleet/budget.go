@@ -36,19 +36,20 @@ type Ledger struct {
 	// periods named by dayOf and monthOf.
 	day, month     float64
 	dayOf, monthOf string
-	unsent         float64 // spending recorded while Redis was down
 	// settles are settlements for the next round; queued their cost.
 	settles       []settlement
 	queued        float64
 	held          float64 // the fleet's reservations, as last read
 	localReserved float64 // reservations made while Redis was down
+	lease         leaseState
 }
 
 // Reservation is what a request holds of a budget until it is settled.
 type Reservation struct {
-	id    string
-	usd   float64
-	local bool // made on this replica's own figures (Redis was down)
+	id     string
+	usd    float64
+	local  bool // made on this replica's own figures (Redis was down)
+	leased bool // admitted from this replica's lease
 }
 
 // USD returns the amount reserved.
@@ -74,15 +75,22 @@ func (l *Ledger) periods(now time.Time) (day, month string) {
 
 // reserveScript: KEYS day, month, reservations, amounts; ARGV usd, daily
 // limit, monthly limit (0: none), id, expiry (unix ms), now (unix ms),
-// the keys' TTL (ms, relative: Redis's clock need not be the replicas').
+// the keys' TTL (ms, relative: Redis's clock need not be the replicas'),
+// this replica's lease id and what of it to release first (its free part,
+// given up so that it does not stand in this request's way).
 // Returns {1 or 0, refused period or "", day spent, month spent, held}.
-var reserveScript = redis.NewScript(`
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-for _, id in ipairs(gone) do
-  local a = tonumber(redis.call('HGET', KEYS[4], id) or '0')
-  redis.call('HINCRBYFLOAT', KEYS[4], '_total', -a)
-  redis.call('HDEL', KEYS[4], id)
-  redis.call('ZREM', KEYS[3], id)
+var reserveScript = redis.NewScript(dropExpired(6) + `
+local rel = tonumber(ARGV[9])
+if rel > 0 then
+  local mine = tonumber(redis.call('HGET', KEYS[4], ARGV[8]) or '0')
+  if rel >= mine - 1e-9 then
+    redis.call('HINCRBYFLOAT', KEYS[4], '_total', -mine)
+    redis.call('HDEL', KEYS[4], ARGV[8])
+    redis.call('ZREM', KEYS[3], ARGV[8])
+  else
+    redis.call('HINCRBYFLOAT', KEYS[4], '_total', -rel)
+    redis.call('HINCRBYFLOAT', KEYS[4], ARGV[8], -rel)
+  end
 end
 local held = math.max(tonumber(redis.call('HGET', KEYS[4], '_total') or '0'), 0)
 local day = tonumber(redis.call('HGET', KEYS[1], 'spent') or '0')
@@ -100,19 +108,30 @@ return {1, '', tostring(day), tostring(month), tostring(held + usd)}
 
 // Reserve asks the fleet for usd of the client's budget (limits daily and
 // monthly, 0 for none), at now. It returns the reservation, or the period
-// ("daily", "monthly") it does not fit in. Without Redis the decision is
-// made on this replica's figures: the fleet's spending as last read, what
-// it spent since and what it holds.
+// ("daily", "monthly") it does not fit in. A busy replica admits from its
+// lease without waiting on Redis; otherwise Redis decides, in one script.
+// Without Redis the decision is made on this replica's figures: the
+// fleet's spending as last read, what it spent since and what it holds.
 func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservation, string) {
-	var id [8]byte
-	rand.Read(id[:])
-	r := Reservation{id: hex.EncodeToString(id[:]), usd: usd}
+	l.mu.Lock()
+	if l.reserveLeasedLocked(now, usd, daily, monthly) {
+		l.mu.Unlock()
+		return Reservation{usd: usd, leased: true}, ""
+	}
+	release := l.releaseLocked()
+	l.mu.Unlock()
+	r := Reservation{id: newSettlementID(), usd: usd}
 	day, month := l.periods(now)
 	ctx, cancel := l.f.ctx()
 	defer cancel()
 	exp := now.Add(ReservationTTL).UnixMilli()
 	vals, err := reserveScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra"},
-		usd, daily, monthly, r.id, exp, now.UnixMilli(), ReservationTTL.Milliseconds()).Slice()
+		usd, daily, monthly, r.id, exp, now.UnixMilli(), ReservationTTL.Milliseconds(), l.leaseID(), release).Slice()
+	if release > 0 {
+		l.mu.Lock()
+		l.lease.busy = false
+		l.mu.Unlock()
+	}
 	if l.f.result("budget_reserve", err) && len(vals) == 5 {
 		ok, _ := vals[0].(int64)
 		which, _ := vals[1].(string)
@@ -132,8 +151,10 @@ func (l *Ledger) reserveLocal(r Reservation, day, month string, daily, monthly f
 	defer l.mu.Unlock()
 	// What the fleet held when last read counts too: the other replicas'
 	// requests in flight.
+	// Of that, this replica's lease counts as what it holds of it.
 	pd, pm := l.pendingLocked(day, month)
-	spentDay, spentMonth := l.unsent+pd+l.held, l.unsent+pm+l.held
+	held := max(l.held-l.lease.held, 0) + l.lease.used
+	spentDay, spentMonth := pd+held, pm+held
 	if l.dayOf == day {
 		spentDay += l.day
 	}
@@ -161,8 +182,12 @@ func (l *Ledger) read(day, month, spentDay, spentMonth, held string) {
 	l.mu.Unlock()
 }
 
-// settleScript: KEYS day, month, reservations, amounts; ARGV id, cost.
+// settleScript: KEYS day, month, reservations, amounts, the settlement's
+// marker; ARGV id, cost, the marker's TTL (ms). A settlement is applied
+// once: a round that timed out may still reach Redis (a hung server reads
+// it when it wakes), and the next round sends it again.
 var settleScript = redis.NewScript(`
+if not redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[3]) then return 0 end
 local a = redis.call('HGET', KEYS[4], ARGV[1])
 if a then
   redis.call('HINCRBYFLOAT', KEYS[4], '_total', -tonumber(a))
@@ -179,6 +204,23 @@ end
 return 1
 `)
 
+// settledTTL is how long Redis remembers a settlement it applied, so that
+// a resent one is not applied twice.
+const settledTTL = time.Hour
+
+// newSettlementID returns a name for a reservation or settlement.
+func newSettlementID() string {
+	var id [8]byte
+	rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
+// settle adds to pipe the script that applies st.
+func (l *Ledger) settle(pipe redis.Pipeliner, ctx context.Context, st settlement) *redis.Cmd {
+	return settleScript.Eval(ctx, pipe, []string{st.day, st.month, l.key + ":r", l.key + ":ra", l.key + ":s:" + st.id},
+		st.id, strconv.FormatFloat(st.cost, 'g', -1, 64), settledTTL.Milliseconds())
+}
+
 // Settle replaces reservation r with what the request cost. It does not
 // wait on Redis: the settlement goes with the next sync round (the
 // reservation holds the budget until then), and without Redis it is kept
@@ -186,12 +228,16 @@ return 1
 func (l *Ledger) Settle(now time.Time, r Reservation, cost float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r.local {
-		l.localReserved = max(l.localReserved-r.usd, 0)
-		l.unsent += cost
+	if r.leased {
+		day, month := l.periods(now)
+		l.settleLeasedLocked(r, cost, day, month)
 		return
 	}
 	day, month := l.periods(now)
+	if r.local { // held here only: its cost goes to Redis under an id of its own
+		l.localReserved = max(l.localReserved-r.usd, 0)
+		r.id = newSettlementID()
+	}
 	l.settles = append(l.settles, settlement{id: r.id, cost: cost, day: day, month: month})
 }
 
@@ -203,15 +249,17 @@ type settlement struct {
 	day, month string
 }
 
-// pendingLocked returns what the settlements not yet in Redis add to the
-// periods day and month.
+// pendingLocked returns what the settlements not yet in Redis (the
+// lease's included) add to the periods day and month.
 func (l *Ledger) pendingLocked(day, month string) (d, m float64) {
-	for _, st := range l.settles {
-		if st.day == day {
-			d += st.cost
-		}
-		if st.month == month {
-			m += st.cost
+	for _, sts := range [2][]settlement{l.settles, l.lease.spent} {
+		for _, st := range sts {
+			if st.day == day {
+				d += st.cost
+			}
+			if st.month == month {
+				m += st.cost
+			}
 		}
 	}
 	return d, m
@@ -224,7 +272,6 @@ func (l *Ledger) Spent(now time.Time) (day, month float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	day, month = l.pendingLocked(d, m)
-	day, month = day+l.unsent, month+l.unsent
 	if l.dayOf == d {
 		day += l.day
 	}
@@ -240,18 +287,14 @@ func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 	day, month := l.periods(now)
 	keys := []string{day, month, l.key + ":r", l.key + ":ra"}
 	l.mu.Lock()
-	unsent, n := l.unsent, len(l.settles)
+	n := len(l.settles)
 	settles := append([]settlement(nil), l.settles...) // still counted as pending until Redis has them
-	l.unsent = 0
 	l.mu.Unlock()
 	sent := make([]*redis.Cmd, len(settles))
 	for i, st := range settles {
-		sent[i] = settleScript.Eval(ctx, pipe, []string{st.day, st.month, keys[2], keys[3]}, st.id, strconv.FormatFloat(st.cost, 'g', -1, 64))
+		sent[i] = l.settle(pipe, ctx, st)
 	}
-	var local *redis.Cmd
-	if unsent > 0 { // spent without a reservation in Redis: into the current periods
-		local = settleScript.Eval(ctx, pipe, keys, "", strconv.FormatFloat(unsent, 'g', -1, 64))
-	}
+	lease := l.exchangeLease(pipe, ctx, now, keys)
 	d := pipe.HGet(ctx, day, "spent")
 	m := pipe.HGet(ctx, month, "spent")
 	h := pipe.HGet(ctx, l.key+":ra", "_total")
@@ -264,10 +307,8 @@ func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 			}
 		}
 		l.settles = append(kept, l.settles[n:]...)
-		if local != nil && local.Err() != nil {
-			l.unsent += unsent
-		}
 		l.mu.Unlock()
+		lease()
 		if answered(d) && answered(m) && answered(h) {
 			l.read(day, month, d.Val(), m.Val(), h.Val())
 		}

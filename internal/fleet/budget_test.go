@@ -151,11 +151,13 @@ func TestLedgerWithoutRedis(t *testing.T) {
 	}
 	a.Settle(start, r, 3)
 	srv.Resume()
+	var d float64
 	waitFor(t, "the spending merged into the fleet's", func() bool {
 		b.Reserve(start, 0.001, 0, 0) // reads the fleet's figure
-		d, _ := b.Spent(start)
+		d, _ = b.Spent(start)
 		return near(d, 5)
 	})
+	t.Logf("spent %g", d)
 }
 
 // On a Redis Cluster, reservations hold across replicas and a shared
