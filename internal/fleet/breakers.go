@@ -46,6 +46,7 @@ type shared struct {
 
 	// Outcomes counted since the last flush.
 	calls, fails, slow atomic.Int64
+	run                run
 	// until is the end of the fleet's latest open period (unix ms): it
 	// names the period, so that every replica asks for the same probe
 	// permits even before they agree on the generation.
@@ -66,7 +67,11 @@ type shared struct {
 func (f *Fleet) Join(name string, bc *breaker.Config) func(*breaker.Breaker) {
 	s := &shared{f: f, name: name, key: f.o.Prefix + "{br:" + name + "}", cfg: *bc}
 	rec, user := bc.OnRecord, bc.OnStateChange
+	consecutive := bc.ConsecutiveFailures > 0
 	bc.OnRecord = func(failed, slow bool) {
+		if consecutive {
+			s.run.record(failed)
+		}
 		s.calls.Add(1)
 		if failed {
 			s.fails.Add(1)
@@ -108,6 +113,7 @@ func (s *shared) local(t breaker.Transition) {
 	s.calls.Store(0) // what was counted belonged to the state left
 	s.fails.Store(0)
 	s.slow.Store(0)
+	s.run.reset()
 	if t.Reason == breaker.ReasonRemote {
 		return
 	}
@@ -247,9 +253,15 @@ func (s *shared) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 	gen := s.known.gen
 	s.mu.Unlock()
 	state := pipe.HMGet(ctx, s.key, "gen", "state", "until", "epoch")
+	judgeRun := s.exchangeRun(pipe, ctx, gen)
 	win := s.cfg.Window
 	if win <= 0 || !s.windowRule() {
-		return func() { s.applyRead(state) }
+		return func() {
+			newGen := s.applyRead(state)
+			if judgeRun != nil {
+				judgeRun(newGen)
+			}
+		}
 	}
 	keys := s.windowKeys(gen, now)
 	calls, fails, slow := s.calls.Swap(0), s.fails.Swap(0), s.slow.Swap(0)
@@ -267,6 +279,9 @@ func (s *shared) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 	}
 	return func() {
 		if err := pipeErr(append(reads, state)); err != nil {
+			if judgeRun != nil {
+				judgeRun(false) // its own commands failed too: it keeps its outcomes
+			}
 			if flushed {
 				// Not taken: sent again next round, so outcomes
 				// seen while Redis was down are merged, not lost.
@@ -276,7 +291,11 @@ func (s *shared) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 			}
 			return
 		}
-		if s.applyRead(state) {
+		newGen := s.applyRead(state)
+		if judgeRun != nil {
+			judgeRun(newGen)
+		}
+		if newGen {
 			return // a new generation: this window is of the past one
 		}
 		var c, fl, sl int64
