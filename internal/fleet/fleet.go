@@ -45,6 +45,12 @@ type Options struct {
 	// Lease is how long an idempotency key being run stays claimed after
 	// its replica stopped renewing it (it died). Default: DefaultLease.
 	Lease time.Duration
+	// IdemRecords and IdemClientBytes bound the idempotency records kept
+	// in Redis per client key, in count and in bytes of answers; past
+	// either the client's oldest go, never another client's. 0: no bound
+	// but the records' TTL.
+	IdemRecords     int
+	IdemClientBytes int
 	// Clock is the time source. nil: the system clock.
 	Clock clock.Clock
 	// Log receives the fleet's few logs (Redis lost, Redis back). nil:

@@ -46,6 +46,10 @@ type IdemAnswer struct {
 	// Raw: Body is the answer exactly as sent (stream or not); otherwise a
 	// chat.completion.
 	Raw bool
+	// Client names the client key the answer is kept for, so that the
+	// fleet bounds each client's records (Options.IdemRecords,
+	// IdemClientBytes); it is not part of the record.
+	Client string
 }
 
 // idemLeases are the running records this replica owns, renewed each
@@ -146,7 +150,9 @@ func (f *Fleet) StoreIdem(k [32]byte, a IdemAnswer, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.bgTimeout())
 	defer cancel()
 	err := storeScript.Run(ctx, f.rdb, []string{key}, f.id, a.Body, a.ContentType, a.Target, raw, ttl.Milliseconds()).Err()
-	f.result("idempotency_store", err)
+	if f.result("idempotency_store", err) && a.Client != "" {
+		f.boundIdem(ctx, a.Client, key, len(a.Body), ttl)
+	}
 }
 
 // releaseScript: KEYS record; ARGV owner.

@@ -54,3 +54,45 @@ func TestIdempotencyRecords(t *testing.T) {
 		t.Errorf("a released key: %v, want Owner", c)
 	}
 }
+
+// A client's records in Redis are bounded in count and bytes: past either
+// its oldest go, and another client's records are never touched.
+func TestIdempotencyRecordsBoundedPerClient(t *testing.T) {
+	srv := redistest.Start(t)
+	f := linked(t, srv, 1, false, func(o *Options) { o.IdemRecords, o.IdemClientBytes = 3, 1000 })[0]
+	h := [32]byte{0xff}
+	store := func(k [32]byte, client string, size int) {
+		t.Helper()
+		if c, _, err := f.ClaimIdem(k, h); err != nil || c != Owner {
+			t.Fatalf("claim %x: %v %v", k[0], c, err)
+		}
+		f.StoreIdem(k, IdemAnswer{Body: make([]byte, size), Client: client}, time.Hour)
+	}
+	stored := func(k [32]byte) bool {
+		c, _, _ := f.ClaimIdem(k, h)
+		if c == Owner {
+			f.ReleaseIdem(k)
+		}
+		return c == Stored
+	}
+	store([32]byte{100}, "other", 10)
+	for i := range byte(5) {
+		store([32]byte{i}, "hostile", 10)
+	}
+	for i := range byte(5) {
+		if want := i >= 2; stored([32]byte{i}) != want {
+			t.Errorf("record %d of 5, bound 3: stored %v, want %v", i+1, !want, want)
+		}
+	}
+	if !stored([32]byte{100}) {
+		t.Error("another client's record went with the hostile client's")
+	}
+	store([32]byte{9}, "hostile", 900)  // 20 + 900 fits 1000 ...
+	store([32]byte{10}, "hostile", 900) // ... and this does not: the older go
+	if stored([32]byte{9}) || !stored([32]byte{10}) {
+		t.Error("past the byte bound, the oldest records did not go first")
+	}
+	if !stored([32]byte{100}) {
+		t.Error("another client's record went past the byte bound")
+	}
+}
