@@ -205,8 +205,10 @@ return 1
 `)
 
 // settledTTL is how long Redis remembers a settlement it applied, so that
-// a resent one is not applied twice.
-const settledTTL = time.Hour
+// a resent one is not applied twice: a round a hung Redis reads when it
+// wakes, and the round that sends it again, arrive within moments of
+// each other.
+const settledTTL = 2 * time.Minute
 
 // newSettlementID returns a name for a reservation or settlement.
 func newSettlementID() string {
