@@ -17,9 +17,9 @@ import (
 // held, and the budget is never overshot while Redis answers: what one
 // replica leases, no other can reserve. A lease grows by at most the
 // replica's share of what the budget has left (divided by the replicas
-// alive), shrinks to what its requests hold once they stop asking, and is
-// dropped by Redis LeaseTTL after its replica stopped renewing it (it
-// died). A request the lease cannot cover asks Redis itself, as an idle
+// alive), shrinks to what its requests hold once they stop asking (and
+// when the replica stops), and is dropped by Redis LeaseTTL after its
+// replica stopped renewing it (it died). A request the lease cannot cover asks Redis itself, as an idle
 // replica's first request does; near the end of a budget, where shares
 // are small, every request does, and the budget is spent to the cent.
 
@@ -158,7 +158,7 @@ func (l *Ledger) leaseID() string { return "lease:" + l.f.id }
 // replica that holds no lease and was not asked for one.
 func (l *Ledger) exchangeLease(pipe redis.Pipeliner, ctx context.Context, now time.Time, keys []string) func() {
 	l.mu.Lock()
-	p, ok := l.lease.plan()
+	p, ok := l.lease.plan(l.f.closed.Load())
 	l.mu.Unlock()
 	if !ok {
 		return func() {}
@@ -185,9 +185,10 @@ type leasePlan struct {
 	daily, monthly, size float64
 }
 
-// plan records this round's demand and plans the lease's change; false
-// when there is nothing to send.
-func (s *leaseState) plan() (leasePlan, bool) {
+// plan records this round's demand and plans the lease's change (for a
+// replica leaving, down to what its requests hold); false when there is
+// nothing to send.
+func (s *leaseState) plan(leaving bool) (leasePlan, bool) {
 	if s.count > 0 {
 		s.size = s.asked / float64(s.count)
 	}
@@ -197,6 +198,9 @@ func (s *leaseState) plan() (leasePlan, bool) {
 	var ahead float64 // what the last LeaseAhead rounds asked for
 	for _, a := range s.recent {
 		ahead += a
+	}
+	if leaving {
+		ahead = 0 // down to what its requests hold
 	}
 	if s.busy || s.held == 0 && ahead == 0 && len(s.spent) == 0 {
 		return leasePlan{}, false

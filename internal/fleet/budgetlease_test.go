@@ -104,6 +104,21 @@ func TestIdleReplicaGivesItsLeaseBack(t *testing.T) {
 	}
 }
 
+// A replica that stops gives its lease back at once.
+func TestStoppingReplicaGivesItsLeaseBack(t *testing.T) {
+	srv := redistest.Start(t)
+	f := linked(t, srv, 1, false)[0]
+	l := f.Ledger("web")
+	busy(t, l, 40, 0.01, 10)
+	if leaseHeld(t, l) <= 0 {
+		t.Fatal("no lease")
+	}
+	f.Close()
+	if held := leaseHeld(t, l); held != 0 {
+		t.Errorf("a stopped replica still holds $%g", held)
+	}
+}
+
 // A request the lease cannot cover gives up the lease's free part before
 // it asks Redis, so it is not refused for what its own replica holds
 // unused.
