@@ -16,12 +16,14 @@ import (
 // is itself a reservation, so the fleet's admission script counts it as
 // held, and the budget is never overshot while Redis answers: what one
 // replica leases, no other can reserve. A lease grows by at most the
-// replica's share of what the budget has left (divided by the replicas
-// alive), shrinks to what its requests hold once they stop asking (and
-// when the replica stops), and is dropped by Redis LeaseTTL after its
-// replica stopped renewing it (it died). A request the lease cannot cover asks Redis itself, as an idle
-// replica's first request does; near the end of a budget, where shares
-// are small, every request does, and the budget is spent to the cent.
+// replica's share (divided by the replicas alive) of an eighth of what
+// the budget has left, and not at all when that share would not hold four
+// requests; it shrinks to what its requests hold once they stop asking
+// (and when the replica stops), and Redis drops it LeaseTTL after its
+// replica stopped renewing it (it died). A request the lease cannot cover
+// asks Redis itself, as an idle replica's first request does, having
+// given up the lease's free part; near the end of a budget every request
+// does, and the budget is spent to the cent.
 
 // LeaseTTL is how long Redis keeps a replica's budget lease after the
 // replica stopped renewing it.
@@ -114,9 +116,10 @@ func (l *Ledger) releaseLocked() float64 {
 // amounts; ARGV lease id, floor (what the lease must keep holding: its
 // requests in flight and what it may admit until the answer), extra (what
 // it would like on top), daily and monthly limits (0: none), expiry (unix
-// ms), now (unix ms), the keys' TTL (ms), replicas alive. Returns the
-// amount granted: the floor, and of the extra at most the replica's share
-// of what the budget has left.
+// ms), now (unix ms), the keys' TTL (ms), replicas alive, a request's
+// size. Returns the amount granted: the floor, and of the extra at most
+// the replica's share of an eighth of what the budget has left, and none
+// when that share would not hold four requests.
 var leaseScript = redis.NewScript(`
 local mine = tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '0')
 local held = math.max(tonumber(redis.call('HGET', KEYS[4], '_total') or '0'), 0)
