@@ -123,6 +123,7 @@ func or64(v, d int64) int64 {
 // Register adds the API's routes to mux.
 func (a *API) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/files", a.handleUpload)
+	mux.HandleFunc("GET /v1/files", a.handleListFiles)
 	mux.HandleFunc("GET /v1/files/{id}", a.handleFile)
 	mux.HandleFunc("GET /v1/files/{id}/content", a.handleContent)
 	mux.HandleFunc("DELETE /v1/files/{id}", a.handleDeleteFile)

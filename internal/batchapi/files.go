@@ -48,7 +48,8 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 			"This file would take this key past its limit of "+strconv.FormatInt(a.o.MaxOwnerBytes, 10)+" bytes of files.")
 		return
 	}
-	f := File{ID: id, Object: "file", Bytes: up.bytes, CreatedAt: a.clk.Now().Unix(), Filename: up.name,
+	now := a.clk.Now()
+	f := File{ID: id, Object: "file", Bytes: up.bytes, CreatedAt: now.Unix(), Created: now.UnixNano(), Filename: up.name,
 		Purpose: "batch", Status: "processed", Owner: owner, Path: filepath.Join("files", id)}
 	if err := os.Rename(tmp, a.files.path(f)); err != nil {
 		internal(w, a.log, err)

@@ -66,7 +66,7 @@ func (a *API) outputs(b Batch) (out, errs *string, err error) {
 			continue
 		}
 		rel, _ := filepath.Rel(a.o.Dir, f.path)
-		file := File{ID: newID("file-"), Object: "file", Bytes: fi.Size(), CreatedAt: a.clk.Now().Unix(),
+		file := File{ID: newID("file-"), Object: "file", Bytes: fi.Size(), CreatedAt: a.clk.Now().Unix(), Created: a.clk.Now().UnixNano(),
 			Filename: f.name, Purpose: "batch_output", Status: "processed", Owner: b.Owner, Path: rel}
 		if err := a.files.add(file); err != nil {
 			return nil, nil, err

@@ -15,11 +15,14 @@ type File struct {
 	Owner string `json:"owner,omitempty"`
 	// Path is where the bytes are, relative to the data directory.
 	Path string `json:"path,omitempty"`
+	// Created is CreatedAt in nanoseconds, which orders the files a key
+	// lists (CreatedAt has seconds only).
+	Created int64 `json:"created_ns,omitempty"`
 }
 
 // public returns f as the API shows it.
 func (f File) public() File {
-	f.Owner, f.Path = "", ""
+	f.Owner, f.Path, f.Created = "", "", 0
 	return f
 }
 
