@@ -70,11 +70,15 @@
 //	tool_choice allowed_tools, custom  refused
 //	parallel_tool_calls false          tool_choice.disable_parallel_tool_use true
 //	safety_identifier, else user       metadata.user_id
+//	reasoning_effort                   thinking {type: enabled, budget_tokens}: minimal 1024,
+//	                                   low 2048, medium 4096, high 8192, xhigh 16384,
+//	                                   max 24576; none or absent: no thinking; others refused
+//	                                   (unsupported). The rules are in thinking.go
 //
 // Ignored, because the answer means the same without them: seed, store,
 // metadata (OpenAI's stored-completion tags), service_tier,
-// prompt_cache_key, prompt_cache_retention, prediction, reasoning_effort,
-// verbosity, parallel_tool_calls true, and any field whose value is null.
+// prompt_cache_key, prompt_cache_retention, prediction, verbosity,
+// parallel_tool_calls true, and any field whose value is null.
 // Accepted only with their neutral value, refused otherwise: n (1),
 // logprobs (false), top_logprobs (0), frequency_penalty and
 // presence_penalty (0; Anthropic has no penalties, and dropping a non-zero

@@ -26,6 +26,7 @@ type messagesRequest struct {
 	StopSequences []string         `json:"stop_sequences,omitempty"`
 	Stream        bool             `json:"stream,omitempty"`
 	Metadata      *requestMetadata `json:"metadata,omitempty"`
+	Thinking      *thinking        `json:"thinking,omitempty"`
 }
 
 type message struct {
@@ -118,6 +119,7 @@ type translator struct {
 	userID            string
 	safetyID          string
 	toolChoice        json.RawMessage
+	effort            string // reasoning_effort
 }
 
 // field translates, checks or ignores one top-level field with a non-null
@@ -165,8 +167,10 @@ func (t *translator) field(name string, raw json.RawMessage) error {
 		return decode(name, raw, &t.userID)
 	case "safety_identifier":
 		return decode(name, raw, &t.safetyID)
+	case "reasoning_effort":
+		return t.reasoningEffort(raw)
 	case "seed", "store", "metadata", "service_tier", "prompt_cache_key",
-		"prompt_cache_retention", "prediction", "reasoning_effort", "verbosity":
+		"prompt_cache_retention", "prediction", "verbosity":
 		// No equivalent, and the answer means the same without them.
 	default:
 		return refuseField(name, raw)
@@ -247,6 +251,7 @@ func (t *translator) finish(maxTokens func(string) int) error {
 	if err := t.choice(); err != nil {
 		return err
 	}
+	t.think(t.maxCompletion == nil && t.maxTokens == nil)
 	switch {
 	case t.safetyID != "":
 		t.out.Metadata = &requestMetadata{UserID: t.safetyID}
