@@ -145,6 +145,7 @@ func (x *exchange) writeEntry(e cache.Entry) {
 	h := x.w.Header()
 	h.Set("X-Fusebox-Target", e.Target)
 	h.Set("X-Fusebox-Tried", x.tried())
+	x.localHeaders()
 	if x.stream {
 		sse.SetHeaders(h)
 		x.w.WriteHeader(http.StatusOK)
@@ -155,6 +156,22 @@ func (x *exchange) writeEntry(e cache.Entry) {
 	h.Set("Content-Length", strconv.Itoa(len(e.Body)))
 	x.w.WriteHeader(http.StatusOK)
 	x.w.Write(e.Body)
+}
+
+// localHeaders says how an answer the gateway gave from its own records
+// was served, as every answer does: the attempts the walk made (0 for a
+// cache hit or a replay, which send nothing), what this request cost (0
+// for them: the answer was paid for when it was first made) and the
+// gateway's own time, which is all of the request's. A stream's cost is
+// known here, so it is a header, not a trailer.
+func (x *exchange) localHeaders() {
+	attempts := 0
+	if x.walk != nil {
+		attempts = x.walk.Attempts
+	}
+	x.setHeader("X-Fusebox-Attempts", strconv.Itoa(attempts))
+	x.setHeader("X-Fusebox-Cost", formatUSD(x.prior+x.cost))
+	x.setHeader("X-Fusebox-Overhead-Us", strconv.FormatInt(x.s.since(x.start).Microseconds(), 10))
 }
 
 // keepLimit returns the largest answer worth collecting for the cache or an

@@ -227,6 +227,7 @@ func (x *exchange) replay(rec *idemRecord) {
 		return
 	}
 	h.Set("X-Fusebox-Target", rec.target)
+	x.localHeaders()
 	if rec.ctype == "text/event-stream" {
 		sse.SetHeaders(h)
 	} else {
