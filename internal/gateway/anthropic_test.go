@@ -581,6 +581,15 @@ models:
 		if got := resp.Header.Get("X-Fusebox-Target"); got != want {
 			t.Errorf("%s: served by %q, want %q", body, got, want)
 		}
+		tried := resp.Header.Get("X-Fusebox-Tried")
+		switch {
+		case want == "full/m" && !strings.HasPrefix(tried, "small/m: cannot serve "):
+			t.Errorf("%s: tried %q; want the small host skipped, naming the field", body, tried)
+		case want == "full/m" && !strings.Contains(tried, map[bool]string{true: "cannot serve n", false: "cannot serve response_format"}[strings.Contains(body, `"n":2`)]):
+			t.Errorf("%s: tried %q; want the field named", body, tried)
+		case want == "small/m" && tried != "none":
+			t.Errorf("%s: tried %q; want nothing skipped", body, tried)
+		}
 	}
 	if small.calls() != 2 || full.calls() != 2 {
 		t.Errorf("small %d, full %d calls; want 2 each", small.calls(), full.calls())

@@ -241,23 +241,13 @@ func eventData(raw []byte) []byte {
 	return data
 }
 
-// handleGetResponse answers GET /v1/responses/{id} and its input_items,
-// and DELETE: another client's response is as unknown as none.
+// handleStoredResponse answers GET /v1/responses/{id} and its
+// input_items, and DELETE: another client's response is as unknown as
+// none.
 func (s *Server) handleStoredResponse(w http.ResponseWriter, r *http.Request) {
-	st := s.state()
-	c, ok := s.authenticate(st, w, r)
-	if !ok {
-		return
-	}
-	owner := ""
-	if c != nil {
-		owner = c.name
-	}
 	id := r.PathValue("id")
-	stored, found := s.responses.Get(id)
-	if !found || stored.Owner != owner {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
-			"No response found with id '"+id+"'.")
+	stored, ok := s.ownResponse(w, r, id)
+	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -279,10 +269,33 @@ func (s *Server) handleStoredResponse(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ownResponse authenticates the request and finds the client's stored
+// response id, answering 401 or 404 (also for another client's) when it
+// reports false.
+func (s *Server) ownResponse(w http.ResponseWriter, r *http.Request, id string) (responses.Stored, bool) {
+	c, ok := s.authenticate(s.state(), w, r)
+	if !ok {
+		return responses.Stored{}, false
+	}
+	owner := ""
+	if c != nil {
+		owner = c.name
+	}
+	stored, found := s.responses.Get(id)
+	if !found || stored.Owner != owner {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
+			"No response found with id '"+id+"'.")
+		return responses.Stored{}, false
+	}
+	return stored, true
+}
+
 // handleCancelResponse answers POST /v1/responses/{id}/cancel: only a
-// background response can be cancelled, and the gateway makes none.
+// background response can be cancelled, and the gateway makes none, so a
+// response of the client's is answered 400 (as OpenAI answers for one
+// that was not made in the background) and any other id 404.
 func (s *Server) handleCancelResponse(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.authenticate(s.state(), w, r); !ok {
+	if _, ok := s.ownResponse(w, r, r.PathValue("id")); !ok {
 		return
 	}
 	writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,25 +84,80 @@ func TestResponsesGoNativeToATargetThatServesThem(t *testing.T) {
 	}
 }
 
-// A request only the Responses API can express (a built-in tool) skips
-// the chat targets and goes to the one that serves it; a model with none
-// answers 400 naming the tool.
+// A request only the Responses API can express (a built-in tool:
+// web_search, file_search) skips the chat targets and goes to the one that
+// serves it, naming the skip; a model with none answers 400 naming the
+// tool.
 func TestBuiltInToolsNeedANativeTarget(t *testing.T) {
-	s, hs := simServer(t)
-	chat := newUpstream(t, chatOK("chat"))
-	_, gw := start(t, Options{}, fmt.Sprintf(nativeLadder, hs.URL, chat.URL+"/v1"))
-	c := newClient(gw.URL)
-	web := []responses.ToolUnionParam{{OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}}}
-	_, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "chat-only", Tools: web,
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("news?")}})
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tools[0].type" {
-		t.Errorf("no target serves web_search: %v", err)
+	for name, tool := range map[string]responses.ToolUnionParam{
+		"web_search":  {OfWebSearch: &responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}},
+		"file_search": {OfFileSearch: &responses.FileSearchToolParam{VectorStoreIDs: []string{"vs_1"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			oai := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"id":"resp_0b","object":"response","created_at":1,"status":"completed","model":"gpt-x","output":[`+
+					`{"id":"ws_1","type":"`+name+`_call","status":"completed"},`+
+					`{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"found it","annotations":[]}]}],`+
+					`"usage":{"input_tokens":4,"output_tokens":2,"total_tokens":6}}`)
+			})
+			chat := newUpstream(t, chatOK("chat"))
+			_, gw := gateway(t, nil, builtInLadder, chat, oai)
+			c := newClient(gw.URL)
+			tools := []responses.ToolUnionParam{tool}
+			_, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "chat-only", Tools: tools, Input: textInput("news?")})
+			var apiErr *openai.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "tools[0].type" || !strings.Contains(apiErr.Message, name) {
+				t.Errorf("no target serves %s: %v", name, err)
+			}
+			var resp *http.Response
+			r, err := c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "smart", Tools: tools, Input: textInput("news?")}, option.WithResponseInto(&resp))
+			if err != nil || r.OutputText() != "found it" {
+				t.Fatalf("served natively: %v %v", r, err)
+			}
+			if got := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(got, "chat/m: cannot serve tools[0].type") || resp.Header.Get("X-Fusebox-Target") != "oai/gpt-x" {
+				t.Errorf("served by %q, tried %q; want the chat target skipped, naming the tool field", resp.Header.Get("X-Fusebox-Target"), got)
+			}
+			if chat.calls() != 0 || oai.calls() != 1 || !strings.Contains(oai.body(0), `"type":"`+name+`"`) {
+				t.Errorf("the chat target got %d calls, the native one %d (%s)", chat.calls(), oai.calls(), oai.body(0))
+			}
+		})
 	}
-	c.Responses.New(t.Context(), responses.ResponseNewParams{Model: "smart", Tools: web,
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("news?")}})
-	if chat.calls() != 0 || s.Stats().APIs["responses"] != 1 {
-		t.Errorf("the chat target got %d calls, the native one %d; want the native target to be sent it", chat.calls(), s.Stats().APIs["responses"])
+}
+
+// builtInLadder: a chat-only target before a native one.
+const builtInLadder = `
+providers:
+  chat: {type: openai, base_url: "%s", keys: [k]}
+  oai: {type: openai, base_url: "%s", keys: [k], responses: true}
+models:
+  - name: smart
+    targets: [{provider: chat, model: m}, {provider: oai, model: gpt-x}]
+    retry: {attempts: 1}
+  - name: chat-only
+    targets: [{provider: chat, model: m}]
+`
+
+// When one target cannot serve a request and the other fails, the 503
+// names both: the skip with its reason and the failure.
+func TestUnservableSkipIsNamedInThe503(t *testing.T) {
+	claude := newUpstream(t, anthropicOK("claude"))
+	oai := newUpstream(t, status(http.StatusServiceUnavailable, "server_error"))
+	_, gw := start(t, Options{}, fmt.Sprintf(anthropicLadder, claude.URL, oai.URL+"/v1"))
+	body := `{"model":"smart","input":"weather?","text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object"}}}}`
+	resp, err := http.Post(gw.URL+"/v1/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	tried := resp.Header.Get("X-Fusebox-Tried")
+	if resp.StatusCode != 503 || !strings.Contains(string(b), "claude/claude-opus-4-7 (cannot serve response_format)") || !strings.Contains(string(b), "openai/gpt-4.1 (503") ||
+		!strings.Contains(string(b), `"code":"no_target_available"`) || !strings.Contains(tried, "cannot serve response_format") || !strings.Contains(tried, "openai/gpt-4.1") {
+		t.Errorf("%d, tried %q: %s; want a 503 naming the skip and the failure", resp.StatusCode, tried, b)
+	}
+	if claude.calls() != 0 {
+		t.Errorf("Claude was sent %d requests", claude.calls())
 	}
 }
 

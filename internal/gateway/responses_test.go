@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -144,8 +146,9 @@ func respond(t *testing.T, c openai.Client, stream bool, params responses.Respon
 }
 
 // A stream that fails before its first content is replaced unseen by the
-// next target; one that breaks after it ends with response.failed, never
-// a completion.
+// next target; one that stalls after it is cut by the idle watchdog (on
+// the injected clock) and ends with response.failed, never a completion.
+// (responses_matrix_test.go cuts real streams before and after commit.)
 func TestResponsesStreamCommitPoint(t *testing.T) {
 	stall := make(chan struct{})
 	defer close(stall)
@@ -159,17 +162,23 @@ func TestResponsesStreamCommitPoint(t *testing.T) {
 	}
 
 	p.set(streamOf([]string{"cut ", "here"}, stall)) // content, then nothing
-	cut := strings.Replace(twoTargets, "timeouts: {ttfb: 2s, idle: 5s, total: 60s}", "timeouts: {ttfb: 2s, idle: 100ms, total: 60s}", 1)
-	_, gw2 := gateway(t, nil, cut, p, s)
+	clk := clocktest.New(time.Time{})
+	_, gw2 := gateway(t, clk, twoTargets, p, s)
 	c2 := newClient(gw2.URL)
+	stopClock := make(chan struct{})
+	defer close(stopClock)
 	st := c2.Responses.NewStreaming(t.Context(), responses.ResponseNewParams{Model: "smart", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
 	var types []string
 	for st.Next() {
-		types = append(types, st.Current().Type)
+		typ := st.Current().Type
+		if typ == "response.output_text.delta" && !strings.Contains(strings.Join(types, " "), typ) {
+			go advanceUntil(clk, 5*time.Second, stopClock) // the idle watchdog's time passes
+		}
+		types = append(types, typ)
 	}
 	joined := strings.Join(types, " ")
-	if !strings.Contains(joined, "response.output_text.delta") || !strings.HasSuffix(joined, "response.failed") || strings.Contains(joined, "response.completed") {
-		t.Errorf("a stream broken after content: %s (err %v); want deltas, then response.failed, no completion", joined, st.Err())
+	if !strings.Contains(joined, "response.output_text.delta") || !strings.HasSuffix(joined, "response.failed") || strings.Contains(joined, "response.completed") || s.calls() != 1 {
+		t.Errorf("a stream broken after content: %s (err %v, second target %d calls); want deltas, then response.failed, no completion", joined, st.Err(), s.calls())
 	}
 }
 

@@ -15,6 +15,9 @@ func FuzzToChat(f *testing.F) {
 		`{"model":"m","input":"q","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"},"strict":true}},"reasoning":{"effort":"low"},"stream":true,"max_output_tokens":5}`,
 		`{"model":"m","model":"n","\u0069nput":"q","tools":[{"type":"web_search"}]}`,
 		`{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"a"},{"type":"refusal","refusal":"r"}]}],"metadata":{"a":"b"}}`,
+		`{"model":"m","input":[{"role":"user","content":"q"},{"type":"function_call","call_id":"a","name":"f","arguments":"{\"x\":1}"},{"type":"function_call","call_id":"b","name":"g","arguments":""},` +
+			`{"type":"function_call_output","call_id":"a","output":[{"type":"input_text","text":"1"},{"type":"input_text","text":"2"}]},{"type":"function_call_output","call_id":"b","output":"\u00e9"},` +
+			`{"role":"assistant","content":[{"type":"output_text","text":"done"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"[]"},{"type":"function_call_output","call_id":"c","output":""}]}`,
 		`[1,2]`, `{"model":"m","input":[[[[[]]]]]}`, "{\"model\":\"\xff\",\"input\":\"\\ud800\"}",
 	} {
 		f.Add([]byte(seed))
@@ -65,6 +68,8 @@ func FuzzToChat(f *testing.F) {
 		if !bytes.Equal(out, again) {
 			t.Fatalf("two translations differ:\n%s\n%s", out, again)
 		}
+		checkCallsKept(t, body, out)
+		checkAssistantRoundTrip(t, out, req)
 	})
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -168,7 +169,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if s.refuse(w, r, &p, req.Stream) {
 		return
 	}
-	rc := &responseCall{req: &req, id: strconv.FormatUint(p.id, 10), created: p.now.Unix(),
+	rc := &responseCall{req: &req, id: fmt.Sprintf("%016x", p.id), created: p.now.Unix(),
 		answers: s.answers(&k, p.seed), prompt: prompt}
 	if req.Stream {
 		s.stream(w, r, &p, &streamer{s: s, prompt: prompt, answers: rc.answers}, &responsesStream{rc: rc})

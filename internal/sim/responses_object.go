@@ -7,8 +7,11 @@ import (
 
 // responseCall is a Responses API call being answered.
 type responseCall struct {
-	req     *responsesRequest // for the fields a response echoes
-	id      string            // the call's number; ids are resp_sim_<id>, msg_sim_<id>, fc_sim_<id>_<n>
+	req *responsesRequest // for the fields a response echoes
+	// id is the call's number in 16 hex digits; ids are resp_<id>,
+	// msg_<id> and fc_<id>_<n>, shaped as OpenAI's (resp_ and hex digits)
+	// so that a gateway keeps them as it keeps OpenAI's.
+	id      string
 	created int64
 	answers []answer // one
 	prompt  int
@@ -16,8 +19,8 @@ type responseCall struct {
 
 func (rc *responseCall) answer() *answer { return &rc.answers[0] }
 
-func (rc *responseCall) messageID() string   { return "msg_sim_" + rc.id }
-func (rc *responseCall) callID(i int) string { return "fc_sim_" + rc.id + "_" + strconv.Itoa(i) }
+func (rc *responseCall) messageID() string   { return "msg_" + rc.id }
+func (rc *responseCall) callID(i int) string { return "fc_" + rc.id + "_" + strconv.Itoa(i) }
 
 // status is the response's status once complete: incomplete when cut at
 // max_output_tokens.
@@ -56,7 +59,7 @@ func (rc *responseCall) functionCall(i int, status, args string) functionCallIte
 func (rc *responseCall) object(status string, output []any, withUsage bool) responseObject {
 	r := rc.req
 	o := responseObject{
-		ID: "resp_sim_" + rc.id, Object: "response", CreatedAt: rc.created, Status: status,
+		ID: "resp_" + rc.id, Object: "response", CreatedAt: rc.created, Status: status,
 		Instructions: r.Instructions, MaxOutputTokens: r.MaxOutputTokens, Model: r.Model, Output: output,
 		ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls, Temperature: 1, TopP: 1,
 		Text: orJSON(r.Text, `{"format":{"type":"text"}}`), ToolChoice: orJSON(r.ToolChoice, `"auto"`),
