@@ -66,6 +66,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // outcome is what a caller can see of one request: the answer, the class
@@ -436,6 +437,12 @@ var diffCases = []diffCase{
 // with the deadline fallback; over TLS) and against net/http's Transport.
 func TestDifferential(t *testing.T) {
 	tlsc := newTLSConfigs()
+	// The deadline fallback misses bytes its read did not reach within
+	// staleWait (the race idle.go describes); on a loaded machine a
+	// descheduled millisecond made the idle cases flaky, so the test
+	// gives the read time to reach the socket.
+	defer func(w time.Duration) { staleWait = w }(staleWait)
+	staleWait = 50 * time.Millisecond
 	for _, tc := range diffCases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, kind := range []string{"h1", "h1-deadline", "h1-tls", "net/http"} {
