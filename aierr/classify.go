@@ -2,6 +2,7 @@ package aierr
 
 import (
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -139,7 +140,7 @@ func (c *Classifier) decide(status int, f *bodyFields, msg []byte) Verdict {
 	for _, raw := range fields {
 		ci, ok := lookupCode(raw)
 		if !ok {
-			if codeRaw == nil && len(raw) > 0 && !isNumeric(raw) && len(raw) <= MaxCodeLen && !hasSpace(raw) {
+			if codeRaw == nil && len(raw) > 0 && !isNumeric(raw) && isCode(raw) {
 				codeRaw = raw
 			}
 			continue
@@ -305,11 +306,27 @@ func isNumeric(b []byte) bool {
 	return true
 }
 
-func hasSpace(b []byte) bool {
+// isCode reports whether an unknown code may become Verdict.Code: 1 to
+// MaxCodeLen bytes, each an HTTP token character (RFC 9110 tchar: letters,
+// digits and !#$%&'*+-.^_`|~). A code goes into logs, metric labels and
+// response headers; anything else (spaces, quotes, control or non-ASCII
+// bytes, a sentence) is no code, and the verdict keeps none.
+func isCode(b []byte) bool {
+	if len(b) == 0 || len(b) > MaxCodeLen {
+		return false
+	}
 	for _, c := range b {
-		if c == ' ' {
-			return true
+		if !isTokenChar(c) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', isDigit(c):
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }

@@ -283,7 +283,8 @@ func TestBodyReadAsEncodingJSON(t *testing.T) {
 	}{
 		{"escaped key", 429, `{"error":{"c\u006fde":"insufficient_quota"}}`, Quota, Billing, "insufficient_quota", ""},
 		{"escaped code", 429, `{"error":{"code":"insufficient\u005fquota"}}`, Quota, Billing, "insufficient_quota", ""},
-		{"escaped unknown code", 400, `{"error":{"code":"n\u00e9w"}}`, ClientError, NoSub, "néw", ""},
+		{"escaped unknown code", 400, `{"error":{"code":"n\u0065w_c\u006fde"}}`, ClientError, NoSub, "new_code", ""},
+		{"non-ASCII unknown code dropped", 400, `{"error":{"code":"n\u00e9w"}}`, ClientError, NoSub, "", ""},
 		{"last code wins", 429, `{"error":{"code":"insufficient_quota","code":"rate_limit_exceeded"}}`, Throttle, NoSub, "rate_limit_exceeded", ""},
 		{"last code wins, null", 429, `{"error":{"code":"insufficient_quota","code":null}}`, Throttle, NoSub, "", ""},
 		{"last message wins", 500, `{"error":{"message":"first","message":"second"}}`, Outage, NoSub, "", "second"},

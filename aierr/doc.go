@@ -43,7 +43,8 @@
 // "at capacity" makes a 429 or 5xx Capacity.
 //
 // Only the first MaxBody (64 KiB) bytes of a body are read, messages are
-// kept up to MaxMessageLen bytes and codes up to MaxCodeLen, so no input
+// kept up to MaxMessageLen bytes and codes up to MaxCodeLen (of HTTP token
+// characters only: a code is safe in a header), so no input
 // makes the classifier allocate without bound; it never panics. The JSON
 // is read in one pass by aireq's lenient Reader rather than decoded with
 // encoding/json, but as encoding/json would read it: keys and the values

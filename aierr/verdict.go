@@ -279,9 +279,11 @@ type Verdict struct {
 	Status int
 	// Code is the provider's error code or type that decided the verdict
 	// (rate_limit_exceeded, overloaded_error, RESOURCE_EXHAUSTED, queue_full,
-	// …), at most MaxCodeLen bytes; for transport errors a name of the
-	// package's own (connect, timeout, first_byte_timeout, …). Overrides
-	// match on it.
+	// …), at most MaxCodeLen bytes of HTTP token characters (letters,
+	// digits and !#$%&'*+-.^_`|~), so it is safe in a header or a metric
+	// label; an unknown code of any other shape is dropped. For transport
+	// errors it is a name of the package's own (connect, timeout,
+	// first_byte_timeout, …). Overrides match on it.
 	Code string
 	// Message is the provider's error message, at most MaxMessageLen bytes.
 	Message string

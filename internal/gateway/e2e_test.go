@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,22 +42,38 @@ func TestServesThroughTheLadder(t *testing.T) {
 }
 
 // The 503 that runs out of targets says when to come back, the first one
-// too: the breakers its own failures opened admit again in their open
-// period.
+// too, plain and streamed: when its failures opened no breaker, the wait
+// is the shortest open period of the targets' breakers (5 s with the
+// defaults).
 func TestFirst503HasRetryAfter(t *testing.T) {
-	p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, status(503, "server_error"))
-	cfg := strings.Replace(twoTargets, "breaker: {consecutive: 3, open: 10s}", "breaker: {consecutive: 1, open: 10s}", 1)
-	_, gw := gateway(t, nil, cfg, p, s)
-	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if ra := resp.Header.Get("Retry-After"); resp.StatusCode != 503 || (ra != "10" && ra != "9") {
-		t.Fatalf("%d with Retry-After %q; want 503 and the breakers' 10 s", resp.StatusCode, ra)
-	}
-	if tried := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(tried, "primary/gpt-4.1") {
-		t.Errorf("X-Fusebox-Tried %q; want the primary named", tried)
+	for _, tc := range []struct {
+		name, cfg string
+		want      []string
+	}{
+		{"open: 10s", twoTargets, []string{"10", "9"}},
+		{"default breaker", strings.Replace(twoTargets, "    breaker: {consecutive: 3, open: 10s}\n", "", 1), []string{"5", "4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "default breaker" && strings.Contains(tc.cfg, "breaker:") {
+				t.Fatal("the default-breaker configuration still sets a breaker")
+			}
+			p, s := newUpstream(t, status(503, "server_error")), newUpstream(t, status(503, "server_error"))
+			_, gw := gateway(t, nil, tc.cfg, p, s)
+			for _, body := range []string{`{"model":"smart","messages":[{"role":"user","content":"hi"}]}`,
+				`{"model":"smart","stream":true,"messages":[{"role":"user","content":"hi"}]}`} {
+				resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if ra := resp.Header.Get("Retry-After"); resp.StatusCode != 503 || !slices.Contains(tc.want, ra) {
+					t.Fatalf("%s: %d with Retry-After %q; want 503 and %v", body, resp.StatusCode, ra, tc.want)
+				}
+				if tried := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(tried, "primary/gpt-4.1") {
+					t.Errorf("X-Fusebox-Tried %q; want the primary named", tried)
+				}
+			}
+		})
 	}
 }
 

@@ -19,8 +19,9 @@ type Skip struct {
 type NoTargetError struct {
 	Alias string
 	Skips []Skip
-	// RetryAfter is the soonest a skipped target may take a request again
-	// (a breaker's next probe, a key's return); 0 if not known.
+	// RetryAfter is when to come back: the soonest a skipped target may
+	// take a request again (a breaker's next probe, a key's return), else
+	// as the package doc's "Coming back" says; never less than a second.
 	RetryAfter time.Duration
 	// Unservable, when every target was passed over because it cannot
 	// serve the request's fields (none was sent it or skipped for another

@@ -69,7 +69,7 @@ func (w *Walk) race(ctx context.Context, t *Target) (*Attempt, bool) {
 				return r.a, false
 			}
 			failed = r.a
-			w.Skips = append(w.Skips, Skip{Target: r.a.Target.Name, Reason: describe(r.a.Verdict)})
+			w.addSkip(r.a.Target, describe(r.a.Verdict))
 		case <-timer.C():
 			if hedges >= max(w.alias.spec.Hedge.Max, 1) || !w.canHedge() || !w.alias.hedges.TryRetry() {
 				continue

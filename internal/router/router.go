@@ -545,6 +545,7 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 		}
 	}
 	t = &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp, keys: keys, ownKeys: len(ts.Keys) > 0,
+		openFor:     openPeriod(bc),
 		rests:       make([]atomic.Int64, len(keys)),
 		firstStream: latency.New(latency.Settings{Clock: r.clk}),
 		firstPlain:  latency.New(latency.Settings{Clock: r.clk}),
@@ -578,7 +579,9 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 
 // Lookup returns the alias for a request's "model": a configured alias, or
 // for "provider/model" an alias made on first use that goes to that
-// provider directly, still behind its breaker.
+// provider directly, still behind its breaker. A direct name must be
+// printable ASCII of at most maxDirectName bytes: it becomes the target's
+// name, which the gateway sends in X-Fusebox-Target.
 func (r *Router) Lookup(model string) (*Alias, bool) {
 	r.mu.RLock()
 	a, ok := r.aliases[model]
@@ -590,7 +593,7 @@ func (r *Router) Lookup(model string) (*Alias, bool) {
 		return a, true
 	}
 	prov, m, found := strings.Cut(model, "/")
-	if !found || m == "" {
+	if !found || m == "" || !directName(model) {
 		return nil, false
 	}
 	if _, ok := r.providers[prov]; !ok {

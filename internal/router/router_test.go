@@ -121,9 +121,10 @@ func TestNoTargetErrorNamesEachAndRetryAfter(t *testing.T) {
 	r := newRouter(t, clk, ladder(TargetSpec{Provider: "a", Model: "m"}, TargetSpec{Provider: "b", Model: "m"}),
 		ProviderSpec{Name: "a", Upstream: a}, ProviderSpec{Name: "b", Upstream: b})
 	// The first walk's failures open nothing, and no upstream said when to
-	// come back: no wait is known. The second's open both breakers: their
-	// open period is the wait, though nothing was skipped.
-	for i, want := range []time.Duration{0, 10 * time.Second} {
+	// come back: the breakers' open period is the wait all the same. The
+	// second's open both breakers: their open period is the wait, though
+	// nothing was skipped.
+	for i, want := range []time.Duration{10 * time.Second, 10 * time.Second} {
 		_, _, err := walkAll(t, r, "smart")
 		var nt *NoTargetError
 		if !errors.As(err, &nt) || nt.RetryAfter != want {

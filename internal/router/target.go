@@ -39,7 +39,8 @@ type Target struct {
 	bulk    *limit.Bulkhead // nil: no concurrency limit
 	maxWait time.Duration   // the longest wait for the limits
 	health  health
-	fp      string // the breaker settings' fingerprint, for reloads
+	fp      string        // the breaker settings' fingerprint, for reloads
+	openFor time.Duration // its breaker's open period before backoff
 	// inFlight counts attempts sent and not yet reported.
 	inFlight atomic.Int64
 	// mature counts streams whose content has flowed for the alias's

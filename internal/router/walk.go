@@ -163,7 +163,7 @@ func (w *Walk) Next(ctx context.Context) (*Attempt, error) {
 	w.pending = nil
 	if b := w.broken; b != nil {
 		w.broken = nil
-		w.Skips = append(w.Skips, Skip{Target: b.Target.Name, Reason: describe(b.Verdict) + " after it began"})
+		w.addSkip(b.Target, describe(b.Verdict)+" after it began")
 		w.failoverFrom(b)
 	}
 	for w.i < len(w.order) {
@@ -212,36 +212,6 @@ func (w *Walk) unservable(t *Target, u *Unservable) {
 	w.skip(t, "cannot serve "+u.Param, 0)
 }
 
-func (w *Walk) noTarget() *NoTargetError {
-	e := &NoTargetError{Alias: w.alias.Name, Skips: w.Skips}
-	if w.refused != nil && w.refusals == len(w.Skips) {
-		e.Unservable = w.refused
-	}
-	if w.soonest > 0 {
-		e.RetryAfter = max(time.Duration(w.soonest-w.r.now()), 0)
-	} else {
-		e.RetryAfter = w.comeBack()
-	}
-	return e
-}
-
-// comeBack is how long a walk that skipped nothing with a known return (its
-// attempts failed) should be told to wait: until the first of its targets'
-// breakers that the failures opened admits again, else the wait the last
-// failure's upstream asked for; 0 when neither is known.
-func (w *Walk) comeBack() time.Duration {
-	var soonest time.Duration
-	for _, t := range w.order {
-		if s := t.breaker.Snapshot(); s.State == breaker.StateOpen && s.RetryAfter > 0 && (soonest == 0 || s.RetryAfter < soonest) {
-			soonest = s.RetryAfter
-		}
-	}
-	if soonest == 0 && w.failed != nil {
-		soonest = w.failed.Verdict.Wait
-	}
-	return soonest
-}
-
 // failover moves to the next target.
 func (w *Walk) failover() { w.i, w.n = w.i+1, 0 }
 
@@ -253,7 +223,7 @@ func (w *Walk) failoverFrom(a *Attempt) {
 }
 
 func (w *Walk) skip(t *Target, reason string, until int64) {
-	w.Skips = append(w.Skips, Skip{Target: t.Name, Reason: reason})
+	reason = w.addSkip(t, reason)
 	if w.r.onSkip != nil {
 		w.r.onSkip(t, reason)
 	}
@@ -548,7 +518,7 @@ func (w *Walk) after(a *Attempt) {
 	if v.NewIdempotencyKey || v.Kind == aierr.Throttle {
 		w.idemGen++
 	}
-	w.Skips = append(w.Skips, Skip{Target: t.Name, Reason: describe(v)})
+	w.addSkip(t, describe(v))
 	switch v.Kind {
 	case aierr.Canceled:
 		return
