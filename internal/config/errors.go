@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Error is one thing wrong with a configuration, at a line of its file.
@@ -41,11 +42,22 @@ func (e Error) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Field != "" {
-		b.WriteString(e.Field)
+		b.WriteString(shownField(e.Field))
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// shownField is a field path as an error line shows it: a name with a
+// control character in it (a map key such as "a\r\nb") is escaped, so an
+// error is always one line.
+func shownField(f string) string {
+	if !strings.ContainsFunc(f, unicode.IsControl) {
+		return f
+	}
+	q := strconv.QuoteToASCII(f)
+	return q[1 : len(q)-1]
 }
 
 // Errors are all the things wrong with a configuration, in line order. Parse

@@ -3,7 +3,9 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 
@@ -11,11 +13,13 @@ import (
 )
 
 // Load reads and parses the configuration file at path, expanding
-// environment variables from the process environment. See Parse.
+// environment variables from the process environment. See Parse. A file
+// that cannot be read is one plain error (wrapping the reason, e.g.
+// fs.ErrNotExist), not an Errors.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, Errors{{File: path, Msg: err.Error()}}
+		return nil, readError(path, err)
 	}
 	return Parse(path, data, os.LookupEnv)
 }
@@ -76,4 +80,15 @@ func parseDocuments(data []byte) (root, next *yaml.Node, err error) {
 		return nil, nil, err
 	}
 	return root, next, nil
+}
+
+// readError is the one-line error for a file that cannot be read: not an
+// Errors, since there is no line to point at, and naming the file once
+// ("open FILE: …" would name it again).
+func readError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read the configuration file %s: %w", path, err)
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,10 +112,14 @@ func TestFailoverExample(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := Load(path)
 	var es Errors
-	if !errors.As(err, &es) || len(es) != 1 || !strings.Contains(es[0].Error(), "nope.yaml: open") {
-		t.Errorf("err = %v", err)
+	if err == nil || errors.As(err, &es) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v; want one plain error that is fs.ErrNotExist", err)
+	}
+	if got, want := err.Error(), "cannot read the configuration file "+path+": no such file or directory"; got != want {
+		t.Errorf("err = %q; want %q, the file named once", got, want)
 	}
 }
 

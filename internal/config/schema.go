@@ -33,7 +33,8 @@ type Config struct {
 	MetricsToken Secret `yaml:"metrics_token"`
 	// Providers are the upstream hosts, by name; targets refer to them by
 	// that name, and a request for "name/model" goes straight to them. At
-	// least one.
+	// least one. A name is printable ASCII without "/" or spaces, at most
+	// 256 bytes: it is sent in the X-Fusebox-Target header.
 	Providers map[string]Provider `yaml:"providers"`
 	// Defaults are the blocks an alias inherits, field by field, where it
 	// does not set them itself.
@@ -689,7 +690,8 @@ func (d Degraded) Enabled() bool { return d.Content != "" || d.Message != "" }
 type Target struct {
 	// Provider is the name of a configured provider. Required.
 	Provider string `yaml:"provider"`
-	// Model is the provider's model name. Required.
+	// Model is the provider's model name: printable ASCII, at most 256
+	// bytes (it is sent in the X-Fusebox-Target header). Required.
 	Model string `yaml:"model"`
 	// Weight is the target's share under the weighted strategy. Default: 1.
 	Weight int `yaml:"weight"`

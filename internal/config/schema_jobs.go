@@ -100,7 +100,8 @@ type JobTarget struct {
 	// Provider is the name of a configured provider of type openai; its
 	// base_url, keys and headers are used. Required.
 	Provider string `yaml:"provider"`
-	// Model is the provider's model name. Required.
+	// Model is the provider's model name: printable ASCII, at most 256
+	// bytes (it is sent in the X-Fusebox-Target header). Required.
 	Model string `yaml:"model"`
 	// SubmitPath is where jobs are submitted (POST). Default: /videos, or
 	// /images/generations for the images API.

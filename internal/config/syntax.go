@@ -50,17 +50,33 @@ func syntaxError(r *report, data []byte, refs []string, err error) {
 		col = originalColumn(lineAt(data, line), cut, refs)
 	}
 	text := "YAML syntax: " + restore(msg, refs)
-	if hint := syntaxHints[msg]; hint != "" {
+	if hint := syntaxHint(msg, lineAt(data, line)); hint != "" {
 		text += " (" + hint + ")"
 	}
 	r.errs = append(r.errs, Error{File: r.file, Line: line, Column: col, Msg: text})
+}
+
+// tabHint is the hint for a problem on a line indented with a tab, which
+// yaml.v3 reports in several ways ("found character that cannot start any
+// token", "found a tab character that violates indentation").
+const tabHint = "YAML cannot indent with tabs: indent this line with spaces"
+
+// syntaxHint says what most likely causes the problem msg on the line
+// (its text, nil if unknown): a tab in the line's indentation, whatever
+// the message, else syntaxHints.
+func syntaxHint(msg string, line []byte) string {
+	indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+	if bytes.IndexByte(indent, '\t') >= 0 {
+		return tabHint
+	}
+	return syntaxHints[msg]
 }
 
 // syntaxHints say what usually causes yaml.v3's commonest problems.
 var syntaxHints = map[string]string{
 	"did not find expected key":                       "check this line's indentation: a field lines up with the other fields of its block",
 	"mapping values are not allowed in this context":  `check the indentation, or quote a value that holds ": "`,
-	"found a tab character that violates indentation": "indent with spaces, not tabs",
+	"found a tab character that violates indentation": tabHint,
 	"found character that cannot start any token":     "quote a value that starts with @ or `",
 	"did not find expected ',' or ']'":                "a [list] left open, or items without a comma between them",
 	"did not find expected ',' or '}'":                "a {mapping} left open, or entries without a comma between them",

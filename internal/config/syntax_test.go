@@ -50,7 +50,7 @@ func TestSyntaxErrorsAtTheirLineAndColumn(t *testing.T) {
 		{"a quote left open", doc("listen: :80", `admin_token: "abc`, "models: []"),
 			`f.yaml:2:14: YAML syntax: found unexpected end of stream (a quote left open)`},
 		{"a tab", doc("listen: :80", "\tstate: memory"),
-			`f.yaml:2:1: YAML syntax: found a tab character that violates indentation (indent with spaces, not tabs)`},
+			`f.yaml:2:1: YAML syntax: found a tab character that violates indentation (YAML cannot indent with tabs: indent this line with spaces)`},
 		{"a value with a colon", doc("listen: :80", "admin_token: a: b"),
 			`f.yaml:2:15: YAML syntax: mapping values are not allowed in this context (check the indentation, or quote a value that holds ": ")`},
 		{"columns count the references as written", doc(
@@ -65,6 +65,12 @@ func TestSyntaxErrorsAtTheirLineAndColumn(t *testing.T) {
 			`f.yaml:2:15: YAML syntax: mapping values are not allowed in this context (check the indentation, or quote a value that holds ": ")`},
 		{"a character that starts no token", doc("listen: :80", "admin_token: @x"),
 			"f.yaml:2:14: YAML syntax: found character that cannot start any token (quote a value that starts with @ or `)"},
+		// Issue 19: a tab in the indentation is said to be one, whatever
+		// yaml.v3 calls it.
+		{"a tab indenting a field", doc("providers:", "\topenai: {keys: [k]}"),
+			"f.yaml:2:1: YAML syntax: found character that cannot start any token (YAML cannot indent with tabs: indent this line with spaces)"},
+		{"a tab after spaces", doc("providers:", "  openai:", "  \ttype: openai"),
+			"f.yaml:3:3: YAML syntax: found character that cannot start any token (YAML cannot indent with tabs: indent this line with spaces)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -179,6 +179,8 @@ func (c *Config) checkProvider(r *report, name string) {
 	switch {
 	case name == "":
 		r.field(path, "provider has an empty name")
+	case !printableASCII(name) || len(name) > maxNameLen:
+		checkName(r, path, "provider name", name)
 	case strings.ContainsAny(name, "/ "):
 		r.field(path, "provider name "+quote(name)+" cannot contain \"/\" or spaces")
 	}
@@ -399,6 +401,7 @@ func (c *Config) checkTarget(r *report, path string, t Target) {
 	if t.Model == "" {
 		r.field(path+".model", "target has no model")
 	}
+	checkName(r, path+".model", "model name", t.Model)
 	if t.Weight < 0 {
 		r.field(path+".weight", "must not be negative")
 	}

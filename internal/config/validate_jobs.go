@@ -62,6 +62,7 @@ func (c *Config) checkJobTarget(r *report, path string, t JobTarget, api JobAPI)
 	if t.Model == "" {
 		r.field(path+".model", "target has no model")
 	}
+	checkName(r, path+".model", "model name", t.Model)
 	checkJobPath(r, path+".submit_path", t.SubmitPath, "")
 	if api == JobImages {
 		for _, f := range []string{"poll_path", "content_path", "lookup_path"} {
