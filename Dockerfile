@@ -3,15 +3,19 @@
 # The Fusebox gateway as a static binary in a distroless image that runs as
 # a non-root user (uid 65532). Build and run from the repository root:
 #
-#   docker build -t fusebox .
+#   docker build -t fusebox \
+#     --build-arg VERSION="$(git describe --tags --always)" --build-arg REVISION="$(git rev-parse HEAD)" .
 #   docker run --rm -p 127.0.0.1:8080:8080 -e OPENAI_API_KEY \
 #     -v "$PWD/fusebox.yaml:/etc/fusebox/fusebox.yaml:ro" fusebox
 #
-# The configuration must listen beyond the container's loopback
-# (listen: 0.0.0.0:8080) and, since that is beyond loopback, configure client
-# keys or be started with --allow-open. deploy/compose.yaml runs three
+# Pass with -e every variable the configuration names (${OPENAI_API_KEY},
+# a client's key, …). The configuration must listen beyond the container's
+# loopback (listen: 0.0.0.0:8080) and, since that is beyond loopback,
+# configure client keys or be started with --allow-open; the README's
+# Install section has the steps from `fusebox config example`. deploy/compose.yaml runs three
 # replicas on Redis. deploy/packaging_test.go builds the binary with the
-# go build line below, so keep that line one command.
+# go build line below, so keep that line one command (whose only
+# expansions are the stage's ARGs, as "${NAME}").
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -19,8 +23,15 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
+# What `fusebox version` prints. The build context has no .git, so Go
+# records no revision of its own: pass them, e.g.
+#   --build-arg VERSION="$(git describe --tags --always)" --build-arg REVISION="$(git rev-parse HEAD)"
+# Left empty, the binary says "(devel)". .goreleaser.yaml stamps the same
+# two variables.
+ARG VERSION=""
+ARG REVISION=""
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/fusebox ./cmd/fusebox
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/fuseboxhq/fusebox/internal/cli.version=${VERSION} -X github.com/fuseboxhq/fusebox/internal/cli.revision=${REVISION}" -o /out/fusebox ./cmd/fusebox
 
 FROM gcr.io/distroless/static-debian12:nonroot
 LABEL org.opencontainers.image.title="fusebox" \

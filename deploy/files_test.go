@@ -149,16 +149,29 @@ func (b goBuild) output() (string, int) {
 }
 
 // imageBuild finds the RUN instruction of the Dockerfile that runs go build
-// and splits it as a shell would. It must be one simple command, so that
-// the test runs exactly what the image build runs.
-func imageBuild(t *testing.T) goBuild {
+// and splits it as a shell would, with the build arguments (ARG) declared
+// before it expanded: their defaults, or the values in buildArgs (as
+// docker build --build-arg NAME=value gives them). It must be one simple
+// command, so that the test runs exactly what the image build runs.
+func imageBuild(t *testing.T, buildArgs map[string]string) goBuild {
 	t.Helper()
 	var found []goBuild
+	vars := map[string]string{}
 	for _, in := range readDockerfile(t) {
+		if in.cmd == "FROM" {
+			clear(vars) // an ARG is in scope in its own stage only
+		}
+		if in.cmd == "ARG" {
+			name, def, _ := strings.Cut(in.args, "=")
+			vars[name] = strings.Trim(def, `"`)
+			if v, ok := buildArgs[name]; ok {
+				vars[name] = v
+			}
+		}
 		if in.cmd != "RUN" || !strings.Contains(in.args, "go build") {
 			continue
 		}
-		words, err := shellWords(in.args)
+		words, err := shellWords(in.args, vars)
 		if err != nil {
 			t.Fatalf("Dockerfile:%d: RUN %s: %v; keep the go build line one simple command", in.line, in.args, err)
 		}
@@ -195,8 +208,9 @@ var errNotSimple = errors.New("not a simple command")
 // shellWords splits s into words the way sh does for a simple command:
 // blanks separate words, single quotes keep everything, double quotes keep
 // all but \" \\ \$ \`, a backslash outside quotes escapes the next
-// character. Operators, expansions and substitutions are refused.
-func shellWords(s string) ([]string, error) {
+// character, and ${NAME} inside double quotes is the value of vars[NAME].
+// Operators, other expansions and substitutions are refused.
+func shellWords(s string, vars map[string]string) ([]string, error) {
 	var (
 		words []string
 		w     strings.Builder
@@ -221,7 +235,16 @@ func shellWords(s string) ([]string, error) {
 		case c == '"':
 			i++
 			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '$' || s[i] == '`' {
+				if s[i] == '$' {
+					v, n, err := expand(s[i:], vars)
+					if err != nil {
+						return nil, err
+					}
+					w.WriteString(v)
+					i += n - 1
+					continue
+				}
+				if s[i] == '`' {
 					return nil, errNotSimple
 				}
 				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
@@ -246,6 +269,20 @@ func shellWords(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
+}
+
+// expand reads the ${NAME} at the start of s and returns its value and
+// length; a $ of another form, or a NAME vars does not have, is an error.
+func expand(s string, vars map[string]string) (string, int, error) {
+	end := strings.IndexByte(s, '}')
+	if !strings.HasPrefix(s, "${") || end < 0 {
+		return "", 0, errNotSimple
+	}
+	v, ok := vars[s[2:end]]
+	if !ok {
+		return "", 0, errors.New("${" + s[2:end] + "} is no ARG of the stage")
+	}
+	return v, end + 1, nil
 }
 
 // ignoreRule is one line of a .dockerignore file.

@@ -20,7 +20,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		SilenceErrors: true,
 	}
 	root.Version = "set" // makes cobra add --version; the template is the whole line
-	root.SetVersionTemplate(versionLine(debug.ReadBuildInfo) + "\n")
+	root.SetVersionTemplate(versionLine(debug.ReadBuildInfo, stamp{version, revision}) + "\n")
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

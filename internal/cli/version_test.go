@@ -18,16 +18,28 @@ func TestVersionLine(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		read func() (*debug.BuildInfo, bool)
-		want string
+		read  func() (*debug.BuildInfo, bool)
+		stamp stamp
+		want  string
 	}{
-		{built("v1.2.3"), "fusebox v1.2.3 go1.26.8 "},
+		{built("v1.2.3"), stamp{}, "fusebox v1.2.3 go1.26.8 "},
 		{built("(devel)", debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123"},
 			debug.BuildSetting{Key: "vcs.time", Value: "2026-12-01T15:00:00Z"}, debug.BuildSetting{Key: "vcs.modified", Value: "true"}),
-			"fusebox (devel) 0123456789ab-dirty (2026-12-01T15:00:00Z) go1.26.8 "},
-		{func() (*debug.BuildInfo, bool) { return nil, false }, "fusebox (no build information) go"},
+			stamp{}, "fusebox (devel) 0123456789ab-dirty (2026-12-01T15:00:00Z) go1.26.8 "},
+		{func() (*debug.BuildInfo, bool) { return nil, false }, stamp{}, "fusebox (no build information) go"},
+		// An image build: no VCS information, the version and revision
+		// stamped from --build-arg.
+		{built("(devel)"), stamp{"v1.4.0", "fedcba9876543210fedc"}, "fusebox v1.4.0 fedcba987654 go1.26.8 "},
+		{built("(devel)"), stamp{version: "v1.4.0"}, "fusebox v1.4.0 go1.26.8 "},
+		{func() (*debug.BuildInfo, bool) { return nil, false }, stamp{"v1.4.0", "abc"}, "fusebox v1.4.0 abc go"},
+		// Stamped over VCS facts: of the same revision they stay, of
+		// another they go.
+		{built("v1.4.0", debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123"}, debug.BuildSetting{Key: "vcs.time", Value: "T"}),
+			stamp{"v1.4.0", "0123456789abcdef0123"}, "fusebox v1.4.0 0123456789ab (T) go1.26.8 "},
+		{built("v1.4.0", debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123"}, debug.BuildSetting{Key: "vcs.modified", Value: "true"}),
+			stamp{"v1.4.0", "ffff"}, "fusebox v1.4.0 ffff go1.26.8 "},
 	} {
-		if got := versionLine(tc.read); !strings.HasPrefix(got, tc.want) {
+		if got := versionLine(tc.read, tc.stamp); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("versionLine = %q; want it to begin %q", got, tc.want)
 		}
 	}
