@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -198,8 +199,12 @@ func TestOutageScenarioFileIsTheBenchs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{}.withDefaults().faults()
-	if len(c.Faults) != 1 || c.Faults[0] != want[0] {
-		t.Errorf("examples/scenarios/outage.yaml faults %+v; fusebox bench runs %+v", c.Faults, want)
+	o := Options{}.withDefaults()
+	want := simConfig(o, "primary", 1)
+	want.Faults = o.faults()
+	// The whole provider: name, seed, latency, output, limits, jobs,
+	// models and faults.
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("examples/scenarios/outage.yaml is\n%+v\nfusebox bench runs its primary as\n%+v", c, want)
 	}
 }
