@@ -150,7 +150,7 @@ func (f *Fleet) StoreIdem(k [32]byte, a IdemAnswer, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.bgTimeout())
 	defer cancel()
 	err := storeScript.Run(ctx, f.rdb, []string{key}, f.id, a.Body, a.ContentType, a.Target, raw, ttl.Milliseconds()).Err()
-	if f.result("idempotency_store", err) && a.Client != "" {
+	if f.result("idempotency_store", err) { // "" (no client keys) is bounded as one client
 		f.boundIdem(ctx, a.Client, key, len(a.Body), ttl)
 	}
 }

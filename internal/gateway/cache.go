@@ -194,15 +194,26 @@ func (x *exchange) keep(body []byte, contentType, target string) {
 	if body == nil {
 		return
 	}
+	x.keepCached(body, contentType, target)
+	x.keepForKey(body, contentType, target)
+}
+
+// keepForKey stores a complete answer, as a chat completion, for replays
+// of this request's idempotency key, unless it has one already.
+func (x *exchange) keepForKey(body []byte, contentType, target string) {
+	if x.idemRec != nil {
+		x.idemEnd(append([]byte(nil), body...), contentType, target, false)
+	}
+}
+
+// keepCached stores a complete answer in the alias's cache, if it caches.
+func (x *exchange) keepCached(body []byte, contentType, target string) {
 	if x.cache != nil && requestCacheMode(x.r) != cacheBypass {
 		e := cache.Entry{Body: body, ContentType: contentType, Target: target}
 		x.cache.c.Put(x.cacheKey, e)
 		if x.cache.shared && x.s.fleet != nil {
 			x.s.fleet.CachePut(x.cacheKey, fleet.CachedAnswer{Body: body, ContentType: contentType, Target: target, Stored: x.s.clk.Now()}, x.cache.keep)
 		}
-	}
-	if x.idemRec != nil {
-		x.idemEnd(append([]byte(nil), body...), contentType, target, false)
 	}
 }
 

@@ -442,3 +442,35 @@ func between(s, from, to string) string {
 	v, _, _ := strings.Cut(rest, to)
 	return v
 }
+
+// A streamed answer kept under an Idempotency-Key is replayed byte for
+// byte by another replica; and each client's records in Redis are held to
+// idempotency.max_records: past it, the oldest key makes an upstream call
+// again on a replica that never saw it, while the newest is replayed.
+func TestReplicasReplayStreamsAndBoundEachClient(t *testing.T) {
+	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\nidempotency: {max_records: 2}\n"
+	p := newUpstream(t, counting)
+	cfg := state + twoTargets
+	_, ga := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	_, gb := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	stream := `{"model":"smart","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	c1, _, b1 := post(t, ga.URL, "s1", stream)
+	c2, h2, b2 := post(t, gb.URL, "s1", stream)
+	if c1 != 200 || c2 != 200 || b1 != b2 || !strings.Contains(b1, "data: [DONE]") {
+		t.Fatalf("A: %d %q\nB: %d %q", c1, b1, c2, b2)
+	}
+	if h2.Get("X-Fusebox-Idempotent-Replay") != "true" || p.calls() != 1 {
+		t.Fatalf("B's stream: replay %q, %d upstream calls; want a replay and 1 call", h2.Get("X-Fusebox-Idempotent-Replay"), p.calls())
+	}
+	post(t, ga.URL, "s2", hi)
+	post(t, ga.URL, "s3", hi) // the client's third record: s1 goes from Redis
+	calls := p.calls()
+	if _, h, _ := post(t, gb.URL, "s3", hi); h.Get("X-Fusebox-Idempotent-Replay") != "true" || p.calls() != calls {
+		t.Errorf("the newest key on B: replay %q, %d new upstream calls", h.Get("X-Fusebox-Idempotent-Replay"), p.calls()-calls)
+	}
+	fresh := gateway // a replica that never saw s1 either
+	_, gc := fresh(t, nil, cfg, p, newUpstream(t, chatOK("s")))
+	if _, h, _ := post(t, gc.URL, "s1", stream); h.Get("X-Fusebox-Idempotent-Replay") == "true" || p.calls() != calls+1 {
+		t.Errorf("the client's oldest key past max_records was still replayed from Redis (%d new calls)", p.calls()-calls)
+	}
+}

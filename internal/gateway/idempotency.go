@@ -66,7 +66,13 @@ func (s *idempotency) configure(c config.Idempotency) {
 	defer s.mu.Unlock()
 	s.ttl = cmp.Or(c.TTL, 24*time.Hour)
 	s.maxBytes = int64(cmp.Or(c.MaxBytes, 4<<20))
-	s.records.SetLimits(cmp.Or(c.MaxRecords, 10_000), int64(cmp.Or(c.MaxClientBytes, 64<<20)))
+	s.records.SetLimits(idemBounds(c))
+}
+
+// idemBounds returns the bounds of a client's records: how many, and how
+// many bytes of answers. The fleet holds each client to the same in Redis.
+func idemBounds(c config.Idempotency) (records int, bytes int64) {
+	return cmp.Or(c.MaxRecords, 10_000), int64(cmp.Or(c.MaxClientBytes, 64<<20))
 }
 
 // keepFor returns how long an answer is kept.
@@ -267,7 +273,7 @@ func (x *exchange) idemEnd(body []byte, ctype, target string, raw bool) {
 	}
 	if x.idemShared {
 		if body != nil && int64(len(body)) <= x.s.idem.maxAnswer() {
-			x.s.fleet.StoreIdem(x.idemKey, fleet.IdemAnswer{Body: body, ContentType: ctype, Target: target, Raw: raw}, x.s.idem.keepFor())
+			x.s.fleet.StoreIdem(x.idemKey, fleet.IdemAnswer{Body: body, ContentType: ctype, Target: target, Raw: raw, Client: x.client}, x.s.idem.keepFor())
 		} else {
 			x.s.fleet.ReleaseIdem(x.idemKey)
 		}

@@ -96,7 +96,7 @@ func TestIdempotentConcurrentDuplicatesWait(t *testing.T) {
 }
 
 // A refusal is not kept: the same key succeeds once the upstream recovers.
-// A streamed answer is kept in its final form and replayed as a stream.
+// A streamed answer is kept as it was sent and replayed byte for byte.
 func TestIdempotentRefusalNotStoredAndStreamReplay(t *testing.T) {
 	up := newUpstream(t, status(503, "server_error"))
 	_, gw := start(t, Options{}, fmt.Sprintf(oneTarget, up.URL+"/v1"))
@@ -110,10 +110,27 @@ func TestIdempotentRefusalNotStoredAndStreamReplay(t *testing.T) {
 	stream := `{"model":"smart","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	_, _, first := post(t, gw.URL, "k2", stream)
 	_, h, again := post(t, gw.URL, "k2", stream)
-	if h.Get("X-Fusebox-Idempotent-Replay") != "true" || !strings.HasSuffix(again, "data: [DONE]\n\n") || !strings.Contains(again, `"answer 3"`) {
-		t.Fatalf("stream replay %v:\n%s", h, again)
+	if h.Get("X-Fusebox-Idempotent-Replay") != "true" || again != first || !strings.HasSuffix(again, "data: [DONE]\n\n") {
+		t.Fatalf("stream replay %v:\n%s\nwant the stream as sent:\n%s", h, again, first)
 	}
 	if !bytes.Contains([]byte(first), []byte("answer ")) || up.calls() != 3 {
 		t.Fatalf("upstream calls %d", up.calls())
+	}
+}
+
+// A stream longer than idempotency.max_bytes as sent is kept as its
+// assembled completion when that fits, and replayed as a stream of it.
+func TestIdempotentLongStreamKeptAssembled(t *testing.T) {
+	up := newUpstream(t, counting)
+	cfg := strings.Replace(fmt.Sprintf(oneTarget, up.URL+"/v1"), "idempotency: {ttl: 1h}", "idempotency: {ttl: 1h, max_bytes: 560}", 1)
+	_, gw := start(t, Options{}, cfg)
+	stream := `{"model":"smart","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	_, _, first := post(t, gw.URL, "k", stream)
+	_, h, again := post(t, gw.URL, "k", stream)
+	if len(first) <= 560 {
+		t.Fatalf("the stream is %d bytes; the test needs one longer than max_bytes", len(first))
+	}
+	if h.Get("X-Fusebox-Idempotent-Replay") != "true" || up.calls() != 1 || !strings.Contains(again, `"answer 1"`) || !strings.HasSuffix(again, "data: [DONE]\n\n") {
+		t.Fatalf("replay %q after %d upstream calls:\n%s", h.Get("X-Fusebox-Idempotent-Replay"), up.calls(), again)
 	}
 }

@@ -297,9 +297,7 @@ func (x *exchange) commit(a *router.Attempt) {
 	x.setHeader("Trailer", trailer)
 	x.writeDeadline()
 	x.w.WriteHeader(http.StatusOK)
-	if x.messages || x.resp != nil {
-		x.captureForReplay() // kept as sent, for idempotent replays
-	}
+	x.captureForReplay() // kept as sent, for idempotent replays
 }
 
 // complete ends a stream whose answer is whole: it is recorded (breaker,
@@ -307,17 +305,23 @@ func (x *exchange) commit(a *router.Attempt) {
 // it sends next finds it; end is the stream's last event as it should be.
 func (x *exchange) complete(a *router.Attempt, asm *cache.Assembler, out sink, end []byte) {
 	a.Succeed()
+	var whole []byte
 	if asm != nil {
 		if body, err := asm.Result(); err == nil {
-			x.keep(body, "application/json", a.Target.Name)
+			whole = body
+			x.keepCached(body, "application/json", a.Target.Name)
 		}
 	}
 	if end != nil {
 		out.Write(end)
 	}
 	out.Close()
-	if x.messages || x.resp != nil {
-		x.keepSent("text/event-stream", a.Target.Name)
+	// A replay under the request's idempotency key is the stream as it was
+	// sent, byte for byte; the assembled completion only when the stream
+	// was too long to keep as sent.
+	x.keepSent("text/event-stream", a.Target.Name)
+	if whole != nil {
+		x.keepForKey(whole, "application/json", a.Target.Name)
 	}
 }
 
