@@ -26,6 +26,19 @@ func busy(t *testing.T, l *Ledger, n int, usd, daily float64) {
 	l.f.sync()
 }
 
+// busyReplica returns one replica whose ledger for client "web" is busy with
+// $0.40 of a $10 budget and holds a lease.
+func busyReplica(t *testing.T) (*Fleet, *Ledger) {
+	t.Helper()
+	f := linked(t, redistest.Start(t), 1, false)[0]
+	l := f.Ledger("web")
+	busy(t, l, 40, 0.01, 10)
+	if leaseHeld(t, l) <= 0 {
+		t.Fatal("a busy replica holds no lease in Redis")
+	}
+	return f, l
+}
+
 // leaseHeld returns what Redis holds for l's replica's lease.
 func leaseHeld(t *testing.T, l *Ledger) float64 {
 	t.Helper()
@@ -106,13 +119,7 @@ func TestIdleReplicaGivesItsLeaseBack(t *testing.T) {
 
 // A replica that stops gives its lease back at once.
 func TestStoppingReplicaGivesItsLeaseBack(t *testing.T) {
-	srv := redistest.Start(t)
-	f := linked(t, srv, 1, false)[0]
-	l := f.Ledger("web")
-	busy(t, l, 40, 0.01, 10)
-	if leaseHeld(t, l) <= 0 {
-		t.Fatal("no lease")
-	}
+	f, l := busyReplica(t)
 	f.Close()
 	if held := leaseHeld(t, l); held != 0 {
 		t.Errorf("a stopped replica still holds $%g", held)
@@ -123,13 +130,7 @@ func TestStoppingReplicaGivesItsLeaseBack(t *testing.T) {
 // it asks Redis, so it is not refused for what its own replica holds
 // unused.
 func TestReserveGivesUpTheLeaseFirst(t *testing.T) {
-	srv := redistest.Start(t)
-	f := linked(t, srv, 1, false)[0]
-	l := f.Ledger("web")
-	busy(t, l, 40, 0.01, 10)
-	if leaseHeld(t, l) <= 0 {
-		t.Fatal("no lease")
-	}
+	_, l := busyReplica(t)
 	left := 10 - 40*0.01
 	if _, which := l.Reserve(start, left, 10, 0); which != "" {
 		t.Fatalf("$%g, all that was left, refused for %q beside the replica's own lease", left, which)
