@@ -75,7 +75,12 @@ func (l *Ledger) reserveLeasedLocked(now time.Time, usd, daily, monthly float64)
 	s := &l.lease
 	s.asked += usd
 	s.count++
-	s.daily, s.monthly = daily, monthly
+	if daily != s.daily || monthly != s.monthly {
+		// The limits changed (a reload): what the lease was granted under
+		// the old ones is not admitted from until the next round.
+		s.daily, s.monthly = daily, monthly
+		s.held = min(s.held, s.used+s.spentTotal())
+	}
 	if !now.Before(s.until) || usd > s.free() {
 		return false
 	}

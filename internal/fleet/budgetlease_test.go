@@ -126,6 +126,19 @@ func TestStoppingReplicaGivesItsLeaseBack(t *testing.T) {
 	}
 }
 
+// A lease granted under a budget's old limits admits nothing once a
+// request names new ones (a reload lowered the budget): that request asks
+// Redis, which judges it by the new limits.
+func TestLeaseStopsWhenTheLimitsChange(t *testing.T) {
+	_, l := busyReplica(t)
+	if r, which := l.Reserve(start, 0.01, 10, 0); which != "" || !r.leased {
+		t.Fatalf("under the lease's limits: %+v %q; want a leased reservation", r, which)
+	}
+	if r, which := l.Reserve(start, 0.01, 0.40, 0); which != "daily" || r.leased {
+		t.Errorf("with the budget lowered to what is spent: %+v %q; want refused by Redis", r, which)
+	}
+}
+
 // A request the lease cannot cover gives up the lease's free part before
 // it asks Redis, so it is not refused for what its own replica holds
 // unused.
