@@ -28,12 +28,16 @@ func Dial(state config.StateURL, fc config.Fleet) (redis.UniversalClient, error)
 		TLSConfig:  o.TLSConfig,
 		MasterName: fc.MasterName,
 		// A lost Redis must not hold up what waits on it: each call has
-		// its own deadline, and the pool gives up soon.
-		DialTimeout:  500 * time.Millisecond,
-		ReadTimeout:  500 * time.Millisecond,
-		WriteTimeout: 500 * time.Millisecond,
-		PoolTimeout:  100 * time.Millisecond,
-		MaxRetries:   -1,
+		// its own deadline, which bounds the socket's reads and writes
+		// too (without ContextTimeoutEnabled go-redis would wait out
+		// ReadTimeout on a hung server whatever the call's deadline),
+		// and the pool gives up soon.
+		ContextTimeoutEnabled: true,
+		DialTimeout:           500 * time.Millisecond,
+		ReadTimeout:           500 * time.Millisecond,
+		WriteTimeout:          500 * time.Millisecond,
+		PoolTimeout:           100 * time.Millisecond,
+		MaxRetries:            -1,
 	}
 	if fc.Cluster {
 		return redis.NewClusterClient(u.Cluster()), nil

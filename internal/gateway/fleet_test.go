@@ -144,7 +144,22 @@ func TestReplicasShareABudget(t *testing.T) {
 // replicas say so (/readyz, fusebox_state_backend_up), and once Redis is
 // back (empty) a trip on one replica reaches the other again.
 func TestReplicasWhenRedisDies(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		lose, bring func(*redistest.Server)
+	}{
+		{"killed", (*redistest.Server).Stop, (*redistest.Server).Restart},
+		{"hung (SIGSTOP)", (*redistest.Server).Pause, (*redistest.Server).Resume},
+	} {
+		t.Run(tc.name, func(t *testing.T) { replicasThroughARedisOutage(t, tc.lose, tc.bring) })
+	}
+}
+
+// replicasThroughARedisOutage runs two replicas' traffic, budgeted and
+// not, through Redis lost by lose and brought back by bring.
+func replicasThroughARedisOutage(t *testing.T, lose, bring func(*redistest.Server)) {
 	rs := redistest.Start(t)
+	defer rs.Resume() // a hung server must wake for its cleanup
 	p := newUpstream(t, chatOK("primary"))
 	s := newUpstream(t, chatOK("secondary"))
 	cfg := "state: " + rs.URL() + "\nfleet: {sync: 10ms, timeout: 20ms}\n" +
@@ -161,7 +176,7 @@ func TestReplicasWhenRedisDies(t *testing.T) {
 		}
 	}
 	send(10)
-	rs.Stop()
+	lose(rs)
 	send(20)
 	for _, srv := range []*Server{a, b} {
 		eventually(t, "the replica to see Redis lost", func() bool { return !srv.fleet.Up() })
@@ -178,7 +193,7 @@ func TestReplicasWhenRedisDies(t *testing.T) {
 	if m := scrape(t, ua); !strings.Contains(m, "fusebox_state_backend_up 0") {
 		t.Error("fusebox_state_backend_up is not 0 while Redis is down")
 	}
-	rs.Restart()
+	bring(rs)
 	eventually(t, "the replicas to see Redis back", func() bool { return a.fleet.Up() && b.fleet.Up() })
 	send(10)
 	primaryOf(t, a).Breaker().ForceOpen()

@@ -104,10 +104,17 @@ func (s *Server) Restart() {
 
 // Pause stops the server's process (SIGSTOP): connections stay open and
 // nothing answers, as with a server that hangs.
-func (s *Server) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
 
-// Resume continues a paused server (SIGCONT).
-func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
+// Resume continues a paused server (SIGCONT); a stopped one it leaves.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+// signal sends sig to the server's process, if it runs.
+func (s *Server) signal(sig os.Signal) {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(sig)
+	}
+}
 
 // freePort returns a loopback TCP port nobody listens on.
 func freePort(t testing.TB) int {
