@@ -84,6 +84,7 @@ type Fleet struct {
 	limits   leasedPacers
 	sessions sessions
 	cache    cachePuts
+	bounds   idemBounds
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -282,7 +283,7 @@ func (f *Fleet) sync() {
 	}
 	f.renewLeases(pipe, ctx)
 	f.sendCache(pipe, ctx)
-	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now))
+	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now), f.sendBounds(pipe, ctx, now))
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)
 	for _, read := range reads {

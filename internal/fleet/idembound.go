@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,7 +15,8 @@ import (
 // other client's records and every breaker's state share. Past
 // Options.IdemRecords or IdemClientBytes the client's oldest records are
 // deleted. Entries whose records expired by their TTL are dropped from the
-// index as it is next written.
+// index as it is next written. The indexing and the deletions go with the
+// sync rounds, off the request path.
 
 // boundScript: KEYS index, sizes; ARGV record key, its bytes, now (unix
 // ms), the records' TTL (ms), max records (0: none), max bytes (0: none).
@@ -47,23 +49,92 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 return gone
 `)
 
-// boundIdem indexes the record key, just stored with an answer of size
-// bytes for ttl, under client, and deletes the client's oldest records
-// past its bounds.
-func (f *Fleet) boundIdem(ctx context.Context, client, key string, size int, ttl time.Duration) {
+// idemBounds are the records stored since the last sync round, to index
+// under their clients, and the records the last round evicted, to delete.
+// Both wait for the round: no request waits on a bound.
+type idemBounds struct {
+	mu      sync.Mutex
+	pending []idemStored
+	evict   []string
+}
+
+// idemStored is a record stored for client, of size bytes for ttl.
+type idemStored struct {
+	client, key string
+	size        int
+	ttl         time.Duration
+}
+
+// maxPendingBounds bounds the records waiting for a round (while Redis is
+// down); past it the oldest go unindexed, and expire by their TTL.
+const maxPendingBounds = 100_000
+
+// boundIdem queues the record key, just stored with an answer of size
+// bytes for ttl, to be indexed under client by the next round.
+func (f *Fleet) boundIdem(client, key string, size int, ttl time.Duration) {
 	if f.o.IdemRecords <= 0 && f.o.IdemClientBytes <= 0 {
 		return
 	}
-	idx := f.o.Prefix + "{idemc:" + client + "}"
-	gone, err := boundScript.Run(ctx, f.rdb, []string{idx + ":i", idx + ":s"}, key, size,
-		f.clk.Now().UnixMilli(), ttl.Milliseconds(), f.o.IdemRecords, f.o.IdemClientBytes).StringSlice()
-	if !f.result("idempotency_bound", err) || len(gone) == 0 {
-		return
+	f.bounds.mu.Lock()
+	if len(f.bounds.pending) >= maxPendingBounds {
+		f.bounds.pending = f.bounds.pending[1:]
 	}
-	pipe := f.rdb.Pipeline() // the records are in other slots than the index
-	for _, k := range gone {
-		pipe.Del(ctx, k)
+	f.bounds.pending = append(f.bounds.pending, idemStored{client, key, size, ttl})
+	f.bounds.mu.Unlock()
+}
+
+// sendBounds adds to pipe the indexing of the records stored since the
+// last round; the function it returns deletes, at once, the records that
+// indexing evicted (in other slots than their index, so in a pipeline of
+// their own), and keeps for the next round what Redis did not take.
+func (f *Fleet) sendBounds(pipe redis.Pipeliner, ctx context.Context, now time.Time) func() {
+	f.bounds.mu.Lock()
+	stored, evict := f.bounds.pending, f.bounds.evict
+	f.bounds.pending, f.bounds.evict = nil, nil
+	f.bounds.mu.Unlock()
+	cmds := make([]*redis.Cmd, len(stored))
+	for i, st := range stored {
+		idx := f.o.Prefix + "{idemc:" + st.client + "}"
+		cmds[i] = boundScript.Eval(ctx, pipe, []string{idx + ":i", idx + ":s"}, st.key, st.size,
+			now.UnixMilli(), st.ttl.Milliseconds(), f.o.IdemRecords, f.o.IdemClientBytes)
 	}
-	_, err = pipe.Exec(ctx)
-	f.result("idempotency_bound", err)
+	return func() {
+		var again []idemStored
+		for i, c := range cmds {
+			keys, err := c.StringSlice()
+			if err != nil && err != redis.Nil {
+				again = append(again, stored[i])
+				continue
+			}
+			evict = append(evict, keys...)
+		}
+		evict = f.deleteEvicted(ctx, evict)
+		f.bounds.mu.Lock()
+		f.bounds.pending = append(again, f.bounds.pending...)
+		f.bounds.evict = append(evict, f.bounds.evict...)
+		f.bounds.mu.Unlock()
+	}
+}
+
+// deleteEvicted deletes the records keys and returns those Redis did not.
+func (f *Fleet) deleteEvicted(ctx context.Context, keys []string) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	pipe := f.rdb.Pipeline()
+	dels := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		dels[i] = pipe.Del(ctx, k)
+	}
+	_, err := pipe.Exec(ctx)
+	if f.result("idempotency_bound", err) {
+		return nil
+	}
+	var left []string
+	for i, c := range dels {
+		if c.Err() != nil {
+			left = append(left, keys[i])
+		}
+	}
+	return left
 }

@@ -147,13 +147,18 @@ func (f *Fleet) StoreIdem(k [32]byte, a IdemAnswer, ttl time.Duration) {
 	if a.Raw {
 		raw = "1"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), f.bgTimeout())
+	// The client waits for this: Timeout, and the time to send the answer.
+	ctx, cancel := context.WithTimeout(context.Background(), f.o.Timeout+sendTime(len(a.Body)))
 	defer cancel()
 	err := storeScript.Run(ctx, f.rdb, []string{key}, f.id, a.Body, a.ContentType, a.Target, raw, ttl.Milliseconds()).Err()
 	if f.result("idempotency_store", err) { // "" (no client keys) is bounded as one client
-		f.boundIdem(ctx, a.Client, key, len(a.Body), ttl)
+		f.boundIdem(a.Client, key, len(a.Body), ttl)
 	}
 }
+
+// sendTime is what n bytes take to reach Redis at 64 MiB/s, a pessimistic
+// network's pace: the time a call carrying them is given beyond Timeout.
+func sendTime(n int) time.Duration { return time.Duration(n) * time.Second / (64 << 20) }
 
 // releaseScript: KEYS record; ARGV owner.
 var releaseScript = redis.NewScript(`
@@ -168,7 +173,7 @@ return 1
 func (f *Fleet) ReleaseIdem(k [32]byte) {
 	key := f.idemKey(k)
 	f.unlease(key)
-	ctx, cancel := context.WithTimeout(context.Background(), f.bgTimeout())
+	ctx, cancel := f.ctx() // the request's end waits for it
 	defer cancel()
 	f.result("idempotency_release", releaseScript.Run(ctx, f.rdb, []string{key}, f.id).Err())
 }

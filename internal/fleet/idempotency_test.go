@@ -67,6 +67,7 @@ func TestIdempotencyRecordsBoundedPerClient(t *testing.T) {
 			t.Fatalf("claim %x: %v %v", k[0], c, err)
 		}
 		f.StoreIdem(k, IdemAnswer{Body: make([]byte, size), Client: client}, time.Hour)
+		f.sync() // indexes it, and deletes what the bound evicts
 	}
 	stored := func(k [32]byte) bool {
 		c, _, _ := f.ClaimIdem(k, h)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
@@ -463,7 +465,8 @@ func between(s, from, to string) string {
 // idempotency.max_records: past it, the oldest key makes an upstream call
 // again on a replica that never saw it, while the newest is replayed.
 func TestReplicasReplayStreamsAndBoundEachClient(t *testing.T) {
-	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\nidempotency: {max_records: 2}\n"
+	rs := redistest.Start(t)
+	state := "state: " + rs.URL() + "\nfleet: {sync: 10ms, timeout: 2s}\nidempotency: {max_records: 2}\n"
 	p := newUpstream(t, counting)
 	cfg := state + twoTargets
 	_, ga := gateway(t, nil, cfg, p, newUpstream(t, chatOK("s")))
@@ -479,6 +482,12 @@ func TestReplicasReplayStreamsAndBoundEachClient(t *testing.T) {
 	}
 	post(t, ga.URL, "s2", hi)
 	post(t, ga.URL, "s3", hi) // the client's third record: s1 goes from Redis
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	eventually(t, "the oldest record deleted by the next sync round", func() bool {
+		keys, _ := rdb.Keys(t.Context(), "fusebox:{idem:*").Result()
+		return len(keys) == 2
+	})
 	calls := p.calls()
 	if _, h, _ := post(t, gb.URL, "s3", hi); h.Get("X-Fusebox-Idempotent-Replay") != "true" || p.calls() != calls {
 		t.Errorf("the newest key on B: replay %q, %d new upstream calls", h.Get("X-Fusebox-Idempotent-Replay"), p.calls()-calls)
