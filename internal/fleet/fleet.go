@@ -85,6 +85,7 @@ type Fleet struct {
 	sessions sessions
 	cache    cachePuts
 	bounds   idemBounds
+	jobs     jobPuts
 
 	// publish carries local breaker transitions to the sync loop.
 	publish chan *shared
@@ -283,7 +284,7 @@ func (f *Fleet) sync() {
 	}
 	f.renewLeases(pipe, ctx)
 	f.sendCache(pipe, ctx)
-	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now), f.sendBounds(pipe, ctx, now))
+	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now), f.sendBounds(pipe, ctx, now), f.sendJobs(pipe, ctx))
 	_, err := pipe.Exec(ctx)
 	f.result("sync", err)
 	for _, read := range reads {

@@ -14,8 +14,12 @@ func (s *Server) startJobs(cfg *config.Config) error {
 	if len(cfg.Jobs) == 0 {
 		return nil
 	}
+	var shared jobs.Shared
+	if s.fleet != nil {
+		shared = s.fleet // any replica answers for any job
+	}
 	j, err := jobs.New(jobs.Options{
-		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir,
+		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir, Shared: shared,
 		Clock: s.opts.Clock, Logger: s.log, Transport: s.opts.Transport, MaxBody: int64(cfg.Server.MaxBodyBytes),
 		Identify: s.Identify,
 		Allowed:  func(client, alias string) bool { return s.state().clientNamed(client).allows(alias) },

@@ -20,11 +20,11 @@ var passedHeaders = []string{"Content-Type", "Content-Length", "Content-Disposit
 // idle bound mid-download ends the download; a client that leaves ends
 // the upstream's.
 func (j *Jobs) handleContent(w http.ResponseWriter, r *http.Request) {
-	rec, ok := j.owned(w, r)
+	rec, local, ok := j.owned(w, r)
 	if !ok {
 		return
 	}
-	if live(rec.State) {
+	if live(rec.State) && local {
 		rec = j.refresh(r.Context(), rec)
 	}
 	t, al := j.targets[rec.Target], j.aliases[rec.Alias]

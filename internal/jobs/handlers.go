@@ -8,30 +8,37 @@ import (
 	"strconv"
 )
 
-// owned returns the client's job id; another client's job, or one that
-// does not exist, is the same 404, so that ids cannot be probed.
-func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (record, bool) {
+// owned returns the client's job id, and whether this replica runs it
+// (local; else the record is the fleet's, read only); another client's
+// job, or one that does not exist, is the same 404, so that ids cannot be
+// probed.
+func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (rec record, local, ok bool) {
 	client, ok := j.identify(w, r)
 	if !ok {
-		return record{}, false
+		return record{}, false, false
 	}
 	id := r.PathValue("id")
-	rec, ok := j.store.get(id)
+	rec, local = j.store.get(id)
+	if !local {
+		rec, ok = j.fromFleet(id)
+	}
 	if !ok || rec.Client != client || rec.State == stateDeleted {
 		notFound(id).write(w)
-		return record{}, false
+		return record{}, false, false
 	}
-	return rec, true
+	return rec, local, true
 }
 
 // handleGet serves GET /v1/videos/{id}: the job as its target says it is
 // now (a poll, recorded even if the client leaves).
 func (j *Jobs) handleGet(w http.ResponseWriter, r *http.Request) {
-	rec, ok := j.owned(w, r)
+	rec, local, ok := j.owned(w, r)
 	if !ok {
 		return
 	}
-	rec = j.refresh(context.WithoutCancel(r.Context()), rec)
+	if local { // another replica's job is as that replica last saw it
+		rec = j.refresh(context.WithoutCancel(r.Context()), rec)
+	}
 	if rec.Object == nil {
 		j.unsettled(rec).write(w)
 		return
@@ -54,8 +61,12 @@ func (j *Jobs) unsettled(rec record) *apiError {
 // it was queued; at its reservation once it had started, as it may have
 // run).
 func (j *Jobs) handleDelete(w http.ResponseWriter, r *http.Request) {
-	rec, ok := j.owned(w, r)
+	rec, local, ok := j.owned(w, r)
 	if !ok {
+		return
+	}
+	if !local {
+		elsewhere(rec.ID).write(w)
 		return
 	}
 	t, al := j.targets[rec.Target], j.aliases[rec.Alias]

@@ -55,6 +55,10 @@ type Options struct {
 	Observe func(Event)
 	// MaxBody bounds a submit's body. 0: 4 MiB.
 	MaxBody int64
+	// Shared, if set, shares the records with the other replicas of a
+	// fleet, so that any replica answers for any job. nil: this
+	// replica's own.
+	Shared Shared
 }
 
 // Event is what Options.Observe is told.
@@ -136,6 +140,7 @@ func New(o Options) (*Jobs, error) {
 	if st == nil {
 		return nil, err
 	}
+	st.shared = o.Shared
 	if err != nil {
 		j.log.Error("jobs: reading the job records", "err", err) // the others are read
 	}

@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -179,6 +181,33 @@ func parseMultipart(body []byte, boundary string) (*submitBody, *apiError) {
 		v, ok := text[name]
 		return v, ok, true
 	})
+}
+
+// digest identifies the request a body makes, for the Idempotency-Key
+// rule (the same key with another body is a 422): a JSON body's bytes, a
+// multipart body's parts (name, file name, type and bytes, in order)
+// without its boundary, which a client such as openai-go draws anew for
+// every send, a resend included.
+func (b *submitBody) digest(raw []byte) [32]byte {
+	if b.parts == nil {
+		return sha256.Sum256(raw)
+	}
+	h := sha256.New()
+	for _, p := range b.parts {
+		for _, f := range []string{p.name, fileName(p.header), p.header.Get("Content-Type"), string(p.data)} {
+			var n [8]byte
+			binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+			h.Write(n[:])
+			io.WriteString(h, f)
+		}
+	}
+	return [32]byte(h.Sum(nil))
+}
+
+// fileName is a part's file name, from its Content-Disposition.
+func fileName(h textproto.MIMEHeader) string {
+	_, params, _ := mime.ParseMediaType(h.Get("Content-Disposition"))
+	return params["filename"]
 }
 
 // forTarget returns the body to send to a target whose model is model: the

@@ -82,3 +82,41 @@ func BenchmarkParseBody(b *testing.B) {
 		sb.forTarget("sora-2")
 	}
 }
+
+// A multipart body's digest is its parts', not its boundary's: openai-go
+// draws a new boundary for every send, so a resend under the same
+// Idempotency-Key must digest the same, and another prompt must not.
+func TestMultipartDigestIgnoresTheBoundary(t *testing.T) {
+	body := func(boundary, prompt string) (string, []byte) {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		w.SetBoundary(boundary)
+		w.WriteField("model", "video")
+		w.WriteField("prompt", prompt)
+		fw, _ := w.CreateFormFile("input_reference", "ref.png")
+		fw.Write([]byte("\x89PNG"))
+		w.Close()
+		return w.FormDataContentType(), b.Bytes()
+	}
+	digest := func(ct string, raw []byte) [32]byte {
+		t.Helper()
+		b, e := parseBody(ct, raw)
+		if e != nil {
+			t.Fatal(e.Message)
+		}
+		return b.digest(raw)
+	}
+	ct1, raw1 := body("aaaaaaaaaaaaaaaa", "a fox")
+	ct2, raw2 := body("bbbbbbbbbbbbbbbb", "a fox")
+	ct3, raw3 := body("cccccccccccccccc", "a cat")
+	if digest(ct1, raw1) != digest(ct2, raw2) {
+		t.Error("the same parts under another boundary digest differently")
+	}
+	if digest(ct1, raw1) == digest(ct3, raw3) {
+		t.Error("another prompt digests the same")
+	}
+	j1, j2 := []byte(`{"model":"video","prompt":"a fox"}`), []byte(`{"model":"video","prompt":"a fox" }`)
+	if digest("application/json", j1) == digest("application/json", j2) {
+		t.Error("a JSON body's digest is not its bytes'")
+	}
+}

@@ -79,7 +79,8 @@ func (r *record) clone() record {
 // store holds the records, in memory and, with a directory, one file
 // each. It is safe for concurrent use.
 type store struct {
-	dir string
+	dir    string
+	shared Shared // nil: the records are this replica's own
 
 	// mu guards byID and byKey, and orders the writes of the files.
 	mu    sync.Mutex
@@ -220,6 +221,7 @@ func (s *store) all(keep func(*record) bool) []record {
 // writeLocked writes r's file atomically: a temporary file, synced, then
 // renamed over the old one. It requires s.mu held.
 func (s *store) writeLocked(r *record) error {
+	s.share(r)
 	if s.dir == "" {
 		return nil
 	}

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -74,7 +73,7 @@ func (j *Jobs) readSubmission(w http.ResponseWriter, r *http.Request, client str
 	if len(idem) > maxIdemKey {
 		return nil, badRequest("", "The Idempotency-Key is too long (at most 255 bytes).")
 	}
-	sum := sha256.Sum256(raw)
+	sum := b.digest(raw)
 	return &submission{client: client, alias: al, body: b, raw: raw, ct: ct, idem: idem, sum: hex.EncodeToString(sum[:])}, nil
 }
 
@@ -84,6 +83,11 @@ func (j *Jobs) readSubmission(w http.ResponseWriter, r *http.Request, client str
 func (j *Jobs) submit(wait, ctx context.Context, s *submission) (record, *apiError) {
 	if s.idem == "" {
 		return j.submitNew(ctx, s)
+	}
+	if rec, ok := j.elsewhereByIdem(s); ok {
+		return rec, nil
+	} else if rec.ID != "" {
+		return record{}, j.refusedByIdem(rec, s)
 	}
 	k := s.client + "\x00" + s.idem
 	for {
