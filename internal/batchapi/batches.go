@@ -125,43 +125,17 @@ func (a *API) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := 20
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 100 {
-			badRequest(w, "invalid_limit", "limit", "limit must be a whole number from 1 to 100.")
-			return
-		}
-		limit = n
+	limit, ok := pageLimit(w, q, 20, 100)
+	if !ok {
+		return
 	}
 	all, err := a.store.List(owner)
 	if err != nil {
 		internal(w, a.log, err)
 		return
 	}
-	if after := q.Get("after"); after != "" {
-		i := slices.IndexFunc(all, func(b Batch) bool { return b.ID == after })
-		if i < 0 {
-			badRequest(w, "invalid_after", "after", "after must be the id of one of your batches.")
-			return
-		}
-		all = all[i+1:]
-	}
-	page := all[:min(limit, len(all))]
-	out := struct {
-		Object  string  `json:"object"`
-		Data    []Batch `json:"data"`
-		FirstID *string `json:"first_id"`
-		LastID  *string `json:"last_id"`
-		HasMore bool    `json:"has_more"`
-	}{Object: "list", Data: make([]Batch, len(page)), HasMore: len(all) > len(page)}
-	for i, b := range page {
-		out.Data[i] = a.live(b).public()
-	}
-	if len(page) > 0 {
-		out.FirstID, out.LastID = &page[0].ID, &page[len(page)-1].ID
-	}
-	writeJSON(w, out)
+	writePage(w, q, all, limit, func(b Batch) string { return b.ID },
+		func(b Batch) Batch { return a.live(b).public() }, "batches")
 }
 
 func (a *API) handleCancel(w http.ResponseWriter, r *http.Request) {

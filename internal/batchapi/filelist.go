@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
-	"strconv"
 )
 
 // handleListFiles answers GET /v1/files: the key's own files, newest
@@ -16,44 +15,17 @@ func (a *API) handleListFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := 10_000
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 10_000 {
-			badRequest(w, "invalid_limit", "limit", "limit must be a whole number from 1 to 10000.")
-			return
-		}
-		limit = n
+	limit, ok := pageLimit(w, q, 10_000, 10_000)
+	if !ok {
+		return
 	}
 	order := cmp.Or(q.Get("order"), "desc")
 	if order != "asc" && order != "desc" {
 		badRequest(w, "invalid_order", "order", "order must be asc or desc.")
 		return
 	}
-	all := a.files.list(owner, q.Get("purpose"), order == "asc")
-	if after := q.Get("after"); after != "" {
-		i := slices.IndexFunc(all, func(f File) bool { return f.ID == after })
-		if i < 0 {
-			badRequest(w, "invalid_after", "after", "after must be the id of one of your files.")
-			return
-		}
-		all = all[i+1:]
-	}
-	page := all[:min(limit, len(all))]
-	out := struct {
-		Object  string  `json:"object"`
-		Data    []File  `json:"data"`
-		FirstID *string `json:"first_id"`
-		LastID  *string `json:"last_id"`
-		HasMore bool    `json:"has_more"`
-	}{Object: "list", Data: make([]File, len(page)), HasMore: len(all) > len(page)}
-	for i, f := range page {
-		out.Data[i] = f.public()
-	}
-	if len(page) > 0 {
-		out.FirstID, out.LastID = &page[0].ID, &page[len(page)-1].ID
-	}
-	writeJSON(w, out)
+	writePage(w, q, a.files.list(owner, q.Get("purpose"), order == "asc"), limit,
+		func(f File) string { return f.ID }, File.public, "files")
 }
 
 // list returns owner's files of purpose ("": any), newest first or, with
