@@ -2,7 +2,7 @@ package fleet
 
 import (
 	"context"
-	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,8 +172,24 @@ func TestNoLeaseNearTheEndOfABudget(t *testing.T) {
 // than it holds, and leave little of it unspent.
 func TestLeasesNeverOvershootABudget(t *testing.T) {
 	srv := redistest.Start(t)
-	fs := linked(t, srv, 3, true)
+	fs := linked(t, srv, 3, false)
 	const budget, usd = 5.0, 0.01
+	// The sync rounds run back to back beside the requests, on each
+	// replica, rather than on a timer.
+	done := make(chan struct{})
+	var rounds sync.WaitGroup
+	for _, f := range fs {
+		rounds.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					f.sync()
+				}
+			}
+		})
+	}
 	var mu sync.Mutex
 	var admitted float64
 	var leased int
@@ -192,12 +208,17 @@ func TestLeasesNeverOvershootABudget(t *testing.T) {
 					leased++
 				}
 				mu.Unlock()
-				time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond) // the request runs
+				runtime.Gosched() // the request runs
 				l.Settle(start, r, usd)
 			}
 		})
 	}
 	wg.Wait()
+	close(done)
+	rounds.Wait()
+	for _, f := range fs {
+		f.sync() // the last settlements out
+	}
 	if admitted > budget+1e-9 {
 		t.Errorf("$%g admitted of a $%g budget", admitted, budget)
 	}
@@ -205,14 +226,12 @@ func TestLeasesNeverOvershootABudget(t *testing.T) {
 		t.Error("no request was admitted from a lease; the test does not test leases")
 	}
 	t.Logf("$%.2f admitted of $%g, %d from leases", admitted, budget, leased)
-	waitFor(t, "every replica's figure to be what was admitted", func() bool {
-		for _, f := range fs {
-			if d, _ := f.Ledger("web").Spent(start); !near(d, admitted) {
-				return false
-			}
+	for _, f := range fs {
+		f.sync() // each reads the figure the others settled
+		if d, _ := f.Ledger("web").Spent(start); !near(d, admitted) {
+			t.Errorf("a replica's figure is $%g, want the $%g admitted", d, admitted)
 		}
-		return true
-	})
+	}
 	if left := budget - admitted; left > 0.5 {
 		t.Errorf("$%g of $%g left unspent by 1,800 requests of $%g", left, budget, usd)
 	}
