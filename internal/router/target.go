@@ -189,7 +189,7 @@ func (k *Key) usable(now int64) (bool, int64) {
 // speak Messages, its breaker is open, or it has no usable key.
 func (r *Router) SendNative(ctx context.Context, t *Target, path string, body []byte) (*http.Response, bool, error) {
 	ms, ok := t.prov.up.(messagesSpeaker)
-	if !ok || !ms.SpeaksMessages() || t.breaker.State() == breaker.StateOpen {
+	if !ok || !ms.SpeaksMessages(t.Model) || t.breaker.State() == breaker.StateOpen {
 		return nil, false, nil
 	}
 	k, _ := t.pickKey(r.now())

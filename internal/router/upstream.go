@@ -51,8 +51,9 @@ type Call struct {
 }
 
 // messagesSpeaker is an Upstream that takes Anthropic Messages bodies as
-// they are.
-type messagesSpeaker interface{ SpeaksMessages() bool }
+// they are for model (a cloud that hosts Claude beside other models
+// speaks Messages for Claude only).
+type messagesSpeaker interface{ SpeaksMessages(model string) bool }
 
 // responsesSpeaker is an Upstream that serves OpenAI's Responses API: it
 // is sent a Responses request as the client wrote it, at "/responses".

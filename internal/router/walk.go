@@ -329,7 +329,7 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 	a.started, a.Start, a.retry = w.r.now(), w.r.clk.Now(), w.n > 1
 	t.inFlight.Add(1)
 	call := w.call(t, a.Key)
-	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages() {
+	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages(t.Model) {
 		call.Native = aireq.Scan(w.req.Native).WithModel(w.req.Native, t.Model)
 		a.Native = true
 	}
@@ -496,7 +496,7 @@ func (w *Walk) paced(ctx context.Context, t *Target) (res limit.Reservation, rea
 // attempt's idempotency key.
 func (w *Walk) call(t *Target, k *Key) *Call {
 	body, f := w.req.Body, w.req.Fields
-	if ms, ok := t.prov.up.(messagesSpeaker); ok && ms.SpeaksMessages() && w.prefill != nil {
+	if ms, ok := t.prov.up.(messagesSpeaker); ok && ms.SpeaksMessages(t.Model) && w.prefill != nil {
 		body, f = w.prefill, aireq.Scan(w.prefill)
 	}
 	body = f.WithModel(body, t.Model)

@@ -282,7 +282,7 @@ func (u *Upstream) CloseIdle() {
 // SpeaksMessages reports that this upstream takes Anthropic Messages bodies
 // as they are (router.Call.Native), so a request that arrived in that
 // format needs no translation to reach it.
-func (u *Upstream) SpeaksMessages() bool { return true }
+func (u *Upstream) SpeaksMessages(model string) bool { return true }
 
 // sendNative sends a Messages body untouched and returns the answer as
 // Anthropic gave it: nothing is lost to a round trip through the chat
