@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ const (
 	DefaultState             = "memory"
 	DefaultOpenAIBaseURL     = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL  = "https://api.anthropic.com"
+	DefaultGeminiBaseURL     = "https://generativelanguage.googleapis.com"
+	// DefaultAzureAPIVersion is an azure provider's api-version.
+	DefaultAzureAPIVersion = "2024-10-21"
 	DefaultStrategy          = Fallback
 	DefaultWeight            = 1
 	DefaultConnectTimeout    = 5 * time.Second
@@ -52,6 +56,8 @@ func defaultBaseURL(t ProviderType) string {
 		return DefaultOpenAIBaseURL
 	case TypeAnthropic:
 		return DefaultAnthropicBaseURL
+	case TypeGemini:
+		return DefaultGeminiBaseURL
 	}
 	return ""
 }
@@ -91,7 +97,7 @@ func (c *Config) setDefaults() {
 	inherit(&c.Defaults.Retry, Retry{SameTargetWait: DefaultSameTargetWait}, "defaults.retry", l)
 	for name, p := range c.Providers {
 		p.Name = name
-		if p.Type == "" && (name == string(TypeOpenAI) || name == string(TypeAnthropic)) {
+		if p.Type == "" && slices.Contains(providerTypes, ProviderType(name)) {
 			p.Type = ProviderType(name)
 		}
 		if p.BaseURL == "" {
@@ -102,6 +108,9 @@ func (c *Config) setDefaults() {
 		suspectDefault(&p.Timeouts, l, path+".timeouts", "defaults.timeouts")
 		if !l.has(path + ".auth_rest") {
 			p.AuthRest = DefaultAuthRest
+		}
+		if p.Type == TypeAzure && p.APIVersion == "" {
+			p.APIVersion = DefaultAzureAPIVersion
 		}
 		if !l.has(path + ".responses") {
 			p.Responses = p.Type == TypeOpenAI && strings.TrimSuffix(p.BaseURL, "/") == DefaultOpenAIBaseURL

@@ -39,7 +39,7 @@
 //	metrics_token: "${FUSEBOX_METRICS_TOKEN:-}" # empty = /metrics open
 //	providers:
 //	  openai:                          # the name targets use; no "/"
-//	    type: openai                   # openai | anthropic; default: the name, if it is one of them (Gemini: see below)
+//	    type: openai                   # openai | anthropic | bedrock | vertex | gemini | azure; default: the name, if it is one of them
 //	    base_url: https://api.openai.com/v1 # default per type
 //	    responses: true                # serves the Responses API itself; default: true at OpenAI's own base_url
 //	    unsupported: [prediction]      # request fields this host cannot serve: its targets are passed over for them
@@ -53,10 +53,22 @@
 //	    overrides:                     # verdict kinds: outage throttle capacity auth quota client_error canceled success
 //	      status: {429: outage}
 //	      code: {queue_full: outage}
-//	  gemini:                          # no gemini type yet: Gemini's OpenAI-compatible endpoint
-//	    type: openai
-//	    base_url: https://generativelanguage.googleapis.com/v1beta/openai/
-//	    keys: ["${GEMINI_API_KEY}"]
+//	  gemini: {keys: ["${GEMINI_API_KEY}"]} # Google AI Studio's native API
+//	  bedrock:                         # AWS Bedrock, SigV4; keys: Bedrock API keys instead
+//	    region: us-east-1              # required; its geography picks a catalog model's inference profile
+//	    aws: {profile: prod}           # a shared config profile; default: the AWS credential chain
+//	  bedrock-eu:
+//	    type: bedrock
+//	    region: eu-west-1
+//	    aws: {access_key_id: "${AWS_ACCESS_KEY_ID}", secret_access_key: "${AWS_SECRET_ACCESS_KEY}", session_token: "${AWS_SESSION_TOKEN}"} # static keys
+//	  vertex:                          # Google Cloud Vertex AI: Gemini and Claude
+//	    project: my-project            # required
+//	    region: us-east5               # required; or global
+//	    credentials_file: /etc/fusebox/sa.json # default: application default credentials
+//	  azure:                           # Azure OpenAI
+//	    base_url: https://my-resource.openai.azure.com # required
+//	    api_version: 2024-10-21        # default 2024-10-21; v1 for the v1 API
+//	    entra: {tenant_id: t, client_id: c, client_secret: "${AZURE_CLIENT_SECRET}", federated_token_file: "", authority_host: https://login.microsoftonline.com} # or keys: api-keys
 //	server:                            # against slow or oversized clients; 0 = default
 //	  max_body_bytes: 16777216         # larger bodies get a 413; default 16 MiB
 //	  body_timeout: 60s                # reading a request body; slower gets a 408
@@ -90,6 +102,8 @@
 //	        price: {input: 2, output: 8, cached_input: 0.5} # USD per million tokens; cached_input defaults to input
 //	        keys: ["${OPENAI_KEY_2}"]  # instead of the provider's keys; default: the provider's
 //	      - {provider: openai, model: gpt-4.1-mini} # hedge and continue_on_failure need a next target
+//	      - {provider: bedrock, model: claude-sonnet-4-5, model_id: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"} # model_id: sent instead of the catalog's id
+//	      - {provider: azure, model: gpt-4.1, deployment: prod-gpt-41} # azure: the deployment's name
 //	    breaker:                       # see Breaker; every rule off when 0
 //	      window: 10s                  # a time window
 //	      window_calls: 0              # or a count window, the last N calls, instead

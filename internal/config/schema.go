@@ -127,16 +127,23 @@ const (
 	TypeOpenAI ProviderType = "openai"
 	// TypeAnthropic is Anthropic's Messages API.
 	TypeAnthropic ProviderType = "anthropic"
+	// TypeBedrock is AWS Bedrock: Converse for every model, InvokeModel
+	// with Anthropic's Messages body for Claude; SigV4-signed with the
+	// AWS SDK's credential chain, or a Bedrock API key in keys.
+	TypeBedrock ProviderType = "bedrock"
+	// TypeVertex is Google Cloud's Vertex AI: Gemini (generateContent) and
+	// Claude (rawPredict), with Google credentials.
+	TypeVertex ProviderType = "vertex"
+	// TypeGemini is Google AI Studio's native Gemini API, with an API key.
+	TypeGemini ProviderType = "gemini"
+	// TypeAzure is Azure OpenAI: deployments (or the v1 API) with an
+	// api-key or an Entra ID token.
+	TypeAzure ProviderType = "azure"
 )
 
 // providerTypes are the known provider types, in the order messages list
 // them.
-var providerTypes = []ProviderType{TypeAnthropic, TypeOpenAI}
-
-// GeminiOpenAIBaseURL is the root of Google's OpenAI-compatible Gemini API:
-// with no native Gemini provider yet, a provider of type openai with this
-// base_url (and a Gemini API key in keys) reaches Gemini.
-const GeminiOpenAIBaseURL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+var providerTypes = []ProviderType{TypeAnthropic, TypeAzure, TypeBedrock, TypeGemini, TypeOpenAI, TypeVertex}
 
 // Provider is one upstream host and how to reach it. For example, a host
 // that speaks OpenAI's API:
@@ -149,18 +156,54 @@ const GeminiOpenAIBaseURL = "https://generativelanguage.googleapis.com/v1beta/op
 //	    limits: {rpm: 300, max_in_flight: 16}
 //	    overrides: {status: {429: outage}}
 //
-// There is no gemini type yet: Gemini is reached through its
-// OpenAI-compatible endpoint, with type openai and base_url
-// https://generativelanguage.googleapis.com/v1beta/openai/.
+// and the clouds (docs/PROVIDERS.md has each one's credentials):
+//
+//	providers:
+//	  bedrock: {type: bedrock, region: us-east-1}   # the AWS credential chain
+//	  vertex:  {type: vertex, project: my-project, region: us-east5}
+//	  gemini:  {type: gemini, keys: ["${GEMINI_API_KEY}"]}
+//	  azure-eu: {type: azure, base_url: https://my-resource.openai.azure.com, keys: ["${AZURE_OPENAI_API_KEY}"]}
 type Provider struct {
 	// Name is the provider's key in the providers map (filled in by Parse).
 	Name string `yaml:"-"`
-	// Type is the protocol: openai or anthropic. Default: the provider's
-	// name when that is "openai" or "anthropic"; required otherwise.
+	// Type is the protocol: openai, anthropic, bedrock, vertex, gemini or
+	// azure. Default: the provider's name when that is one of them;
+	// required otherwise.
 	Type ProviderType `yaml:"type"`
 	// BaseURL is the API root. Default: per type, openai
-	// https://api.openai.com/v1, anthropic https://api.anthropic.com.
+	// https://api.openai.com/v1, anthropic https://api.anthropic.com,
+	// gemini https://generativelanguage.googleapis.com, bedrock
+	// https://bedrock-runtime.{region}.amazonaws.com, vertex
+	// https://{region}-aiplatform.googleapis.com (aiplatform.googleapis.com
+	// for region global). Required for azure: the resource's endpoint,
+	// such as https://my-resource.openai.azure.com.
 	BaseURL string `yaml:"base_url"`
+	// Region is the cloud region: bedrock's AWS region (us-east-1; its
+	// geography picks the cross-region inference profile of a catalog
+	// model that needs one) and vertex's location (us-east5,
+	// europe-west1, global). Required for bedrock and vertex.
+	Region string `yaml:"region"`
+	// Project is the Google Cloud project of a vertex provider. Required
+	// for vertex.
+	Project string `yaml:"project"`
+	// CredentialsFile is a Google credentials JSON file (a service
+	// account key, or any file that application default credentials
+	// read) for a vertex provider. Default: application default
+	// credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's file, workload
+	// identity, the metadata server).
+	CredentialsFile string `yaml:"credentials_file"`
+	// AWS are a bedrock provider's credentials when they are not the
+	// credential chain's. Default: the AWS SDK's default chain (env, the
+	// shared config's profile, web identity, container and instance
+	// roles).
+	AWS AWSCredentials `yaml:"aws"`
+	// APIVersion is an azure provider's api-version, or v1 for the v1 API
+	// (the deployment then goes in the body's model). Default: 2024-10-21.
+	APIVersion string `yaml:"api_version"`
+	// Entra authenticates an azure provider with Entra ID tokens instead
+	// of keys: a client secret, or workload identity's federated token
+	// file. Default: none, keys are api-keys.
+	Entra Entra `yaml:"entra"`
 	// Responses says that the host serves OpenAI's Responses API
 	// (/responses): a Responses request goes to it as it is, built-in
 	// tools included, instead of translated to chat. Default: true for
@@ -178,7 +221,9 @@ type Provider struct {
 	Unsupported []string `yaml:"unsupported"`
 	// Keys are the API keys, used in rotation; a key the provider refuses
 	// (auth or quota) leaves the rotation for AuthRest. Empty: requests
-	// carry no key (local hosts such as Ollama).
+	// carry no key (local hosts such as Ollama). For bedrock, Bedrock API
+	// keys (sent as bearer tokens, instead of SigV4); for azure, api-keys;
+	// vertex takes none (its credentials are Google's).
 	Keys []Secret `yaml:"keys"`
 	// Headers are extra request headers (an organisation, an API version,
 	// Azure's api-key). Their values are treated as secrets.
@@ -205,6 +250,35 @@ type Provider struct {
 	// brings the key back as soon as it works, before AuthRest ends. At
 	// least 1s, and below AuthRest. Default: 0, off.
 	AuthProbe time.Duration `yaml:"auth_probe"`
+}
+
+// AWSCredentials name a bedrock provider's AWS credentials: a profile, or
+// static keys (access_key_id: "${AWS_ACCESS_KEY_ID}", …).
+type AWSCredentials struct {
+	// Profile is a profile of the shared config and credentials files.
+	// Default: AWS_PROFILE, else default.
+	Profile string `yaml:"profile"`
+	// AccessKeyID and SecretAccessKey are static keys, both or neither;
+	// SessionToken goes with temporary ones. Default: none.
+	AccessKeyID     Secret `yaml:"access_key_id"`
+	SecretAccessKey Secret `yaml:"secret_access_key"`
+	SessionToken    Secret `yaml:"session_token"`
+}
+
+// Entra is an Azure OpenAI provider's Entra ID application: tenant_id,
+// client_id, and client_secret (or federated_token_file).
+type Entra struct {
+	// TenantID and ClientID name the application. Required.
+	TenantID string `yaml:"tenant_id"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret is the application's secret; or FederatedTokenFile,
+	// workload identity's token file (AZURE_FEDERATED_TOKEN_FILE), read
+	// anew for each token. One of the two is required.
+	ClientSecret       Secret `yaml:"client_secret"`
+	FederatedTokenFile string `yaml:"federated_token_file"`
+	// AuthorityHost is the token service. Default:
+	// https://login.microsoftonline.com.
+	AuthorityHost string `yaml:"authority_host"`
 }
 
 // Timeouts bound upstream calls. A zero duration means no bound; the
@@ -691,8 +765,18 @@ type Target struct {
 	// Provider is the name of a configured provider. Required.
 	Provider string `yaml:"provider"`
 	// Model is the provider's model name: printable ASCII, at most 256
-	// bytes (it is sent in the X-Fusebox-Target header). Required.
+	// bytes (it is sent in the X-Fusebox-Target header). Required. A
+	// model of the built-in catalog (fusebox models) may be named by its
+	// catalog name on every cloud: claude-sonnet-4-5 on bedrock is sent as
+	// its Bedrock id or inference profile, and priced from the catalog
+	// when the target sets no price.
 	Model string `yaml:"model"`
+	// ModelID, when set, is sent instead of the catalog's id for Model:
+	// a Bedrock inference profile or ARN, a Vertex model version.
+	ModelID string `yaml:"model_id"`
+	// Deployment is an azure target's deployment name. Required for azure
+	// targets, but with api_version v1, where it defaults to Model.
+	Deployment string `yaml:"deployment"`
 	// Weight is the target's share under the weighted strategy. Default: 1.
 	Weight int `yaml:"weight"`
 	// Price is what the target costs, for cost accounting and the

@@ -43,7 +43,7 @@ func TestErrorsNeverShowSecrets(t *testing.T) {
 		{"a key as the provider", doc("providers: {openai: sk-live-abc123}", alias),
 			`f.yaml:1: providers.openai: want a mapping, got a value (not shown: this block holds secrets)`},
 		{"a key as a field name", doc("providers: {openai: {sk-live-abc123}}", alias),
-			`f.yaml:1: providers.openai.<not shown>: unknown field (known: type, base_url, responses, unsupported, keys, headers, timeouts, limits, overrides, price, auth_rest, auth_probe)`},
+			`f.yaml:1: providers.openai.<not shown>: unknown field (known: type, base_url, region, project, credentials_file, aws, api_version, entra, responses, unsupported, keys, headers, timeouts, limits, overrides, price, auth_rest, auth_probe)`},
 		{"a key as a provider name", doc("providers: {sk-live-abc123: {type: openai}}", alias),
 			`f.yaml:2: models[0].targets[0].provider: unknown provider "openai" (known: <not shown>)`},
 		{"a key as the base URL", doc("providers: {openai: {base_url: sk-live-abc123}}", alias),

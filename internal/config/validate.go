@@ -186,18 +186,17 @@ func (c *Config) checkProvider(r *report, name string) {
 	}
 	switch {
 	case slices.Contains(providerTypes, p.Type):
-	case p.Type == "" && isGemini(name):
-		r.field(path+".type", "provider has no type (want "+typeNames(" or ")+"); "+reachGemini)
 	case p.Type == "":
-		r.field(path+".type", "provider has no type (want "+typeNames(" or ")+")")
-	case isGemini(string(p.Type)):
-		r.field(path+".type", "unknown provider type "+quote(string(p.Type))+" (known: "+typeNames(", ")+"); "+reachGemini)
+		r.field(path+".type", "provider has no type (want "+typeNames(", ")+")")
+	case isGoogle(string(p.Type)):
+		r.field(path+".type", "unknown provider type "+quote(string(p.Type))+" (known: "+typeNames(", ")+"); Google AI Studio is type: gemini, Vertex AI type: vertex")
 	default:
 		r.field(path+".type", "unknown provider type "+quote(string(p.Type))+" (known: "+typeNames(", ")+")")
 	}
-	if p.BaseURL != "" || p.Type == TypeOpenAI || p.Type == TypeAnthropic {
+	if p.BaseURL != "" || p.Type == TypeOpenAI || p.Type == TypeAnthropic || p.Type == TypeGemini {
 		checkURL(r, path+".base_url", p.BaseURL)
 	}
+	checkCloud(r, path, p)
 	for i, k := range p.Keys {
 		if strings.TrimSpace(string(k)) == "" {
 			r.field(path+".keys["+strconv.Itoa(i)+"]", "empty key")
@@ -242,13 +241,10 @@ func checkURL(r *report, path, s string) {
 	}
 }
 
-// reachGemini says how to reach Gemini while there is no gemini type.
-const reachGemini = "there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: " + GeminiOpenAIBaseURL
-
-// isGemini reports whether a provider's type or name means Google's Gemini.
-func isGemini(s string) bool {
+// isGoogle reports whether a provider type means one of Google's APIs.
+func isGoogle(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "gemini", "google", "googleai", "google-ai", "google_ai":
+	case "google", "googleai", "google-ai", "google_ai", "vertexai", "vertex-ai", "vertex_ai", "aistudio":
 		return true
 	}
 	return false
@@ -404,6 +400,9 @@ func (c *Config) checkTarget(r *report, path string, t Target) {
 	checkName(r, path+".model", "model name", t.Model)
 	if t.Weight < 0 {
 		r.field(path+".weight", "must not be negative")
+	}
+	if p, ok := c.Providers[t.Provider]; ok {
+		checkCloudTarget(r, path, t, p)
 	}
 	negatives(r, path+".price", reflect.ValueOf(t.Price))
 	if r.lines.has(path + ".keys") {

@@ -136,8 +136,8 @@ func TestParseErrors(t *testing.T) {
 			"  other: {base_url: http://x}",
 			"models: [{name: a, targets: [{provider: other, model: m}]}]"),
 			[]string{
-				`f.yaml:2: providers.llama.type: unknown provider type "llama" (known: anthropic, openai)`,
-				`f.yaml:3: providers.other.type: provider has no type (want anthropic or openai)`,
+				`f.yaml:2: providers.llama.type: unknown provider type "llama" (known: anthropic, azure, bedrock, gemini, openai, vertex)`,
+				`f.yaml:3: providers.other.type: provider has no type (want anthropic, azure, bedrock, gemini, openai, vertex)`,
 			}},
 		{"string where a number is expected", with("defaults: {retry: {attempts: many}}"),
 			[]string{`f.yaml:8: defaults.retry.attempts: want a whole number, got "many"`}},
@@ -207,10 +207,27 @@ func TestParseErrors(t *testing.T) {
 			[]string{`f.yaml:2: models: at least one model alias is required`}},
 		{"models with no value", doc("providers: {openai: {}}", "models:", "# none yet"),
 			[]string{`f.yaml:2: models: at least one model alias is required`}},
-		{"gemini as a type", doc("providers:", "  google: {type: gemini, keys: [k]}", "models: [{name: a, targets: [{provider: google, model: gemini-2.5-pro}]}]"),
-			[]string{`f.yaml:2: providers.google.type: unknown provider type "gemini" (known: anthropic, openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`}},
-		{"gemini as a name with no type", doc("providers:", "  gemini: {keys: [k]}", "models: [{name: a, targets: [{provider: gemini, model: gemini-2.5-pro}]}]"),
-			[]string{`f.yaml:2: providers.gemini.type: provider has no type (want anthropic or openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`}},
+		{"google as a type", doc("providers:", "  g: {type: google, keys: [k]}", "models: [{name: a, targets: [{provider: g, model: gemini-2.5-pro}]}]"),
+			[]string{`f.yaml:2: providers.g.type: unknown provider type "google" (known: anthropic, azure, bedrock, gemini, openai, vertex); Google AI Studio is type: gemini, Vertex AI type: vertex`}},
+		{"a gemini provider without a key", doc("providers:", "  gemini: {}", "models: [{name: a, targets: [{provider: gemini, model: gemini-2.5-pro}]}]"),
+			[]string{`f.yaml:2: providers.gemini.keys: Google AI Studio needs an API key: keys: ["${GEMINI_API_KEY}"] (for Google Cloud credentials, use type: vertex)`}},
+		{"a bedrock provider without a region", doc("providers:", "  bedrock: {}", "models: [{name: a, targets: [{provider: bedrock, model: claude-sonnet-4-5}]}]"),
+			[]string{`f.yaml:2: providers.bedrock.region: a bedrock provider needs its AWS region, e.g. region: us-east-1 (or region: ${AWS_REGION})`}},
+		{"bedrock keys half given", doc("providers:", "  bedrock: {region: us-east-1, aws: {access_key_id: AKIAEXAMPLE}}", "models: [{name: a, targets: [{provider: bedrock, model: claude-sonnet-4-5}]}]"),
+			[]string{`f.yaml:2: providers.bedrock.aws.secret_access_key: aws.access_key_id is set without its secret_access_key`}},
+		{"a vertex provider without project or region, with keys", doc("providers:", "  vertex: {keys: [k]}", "models: [{name: a, targets: [{provider: vertex, model: gemini-2.5-pro}]}]"),
+			[]string{`f.yaml:2: providers.vertex.project: a vertex provider needs its Google Cloud project: project: my-project`,
+				`f.yaml:2: providers.vertex.region: a vertex provider needs its location: region: us-east5, europe-west1, … or global`,
+				`f.yaml:2: providers.vertex.keys: vertex authenticates with Google credentials, not keys: give credentials_file, or leave it out for application default credentials`}},
+		{"an azure provider with no endpoint, no credential, a target with no deployment", doc("providers:", "  azure: {}", "models: [{name: a, targets: [{provider: azure, model: gpt-4o}]}]"),
+			[]string{`f.yaml:2: providers.azure.base_url: an azure provider needs its resource's endpoint: base_url: https://my-resource.openai.azure.com`,
+				`f.yaml:2: providers.azure.keys: an azure provider needs api-keys (keys: ["${AZURE_OPENAI_API_KEY}"]) or an Entra ID application (entra:)`,
+				`f.yaml:3: models[0].targets[0].deployment: an azure target needs its deployment's name (deployment: my-gpt-4o); or use api_version: v1, where the model is the deployment`}},
+		{"entra without its secret", doc("providers:", "  azure: {base_url: https://r.openai.azure.com, entra: {tenant_id: t, client_id: c}}", "models: [{name: a, targets: [{provider: azure, model: gpt-4o, deployment: d}]}]"),
+			[]string{`f.yaml:2: providers.azure.entra: entra needs client_secret, or federated_token_file for workload identity`}},
+		{"a field of another cloud", doc("providers:", "  openai: {keys: [k], region: us-east-1}", "models: [{name: a, targets: [{provider: openai, model: gpt-4o, deployment: d}]}]"),
+			[]string{`f.yaml:2: providers.openai.region: region is read by bedrock and vertex providers only, not by type openai`,
+				`f.yaml:3: models[0].targets[0].deployment: deployment is read for azure providers only, not for type openai`}},
 		{"empty key", doc(
 			"providers:",
 			"  openai: {keys: [\"${K:-}\"]}",
@@ -260,20 +277,38 @@ func TestErrorsListIsInspectable(t *testing.T) {
 	}
 }
 
-func TestGeminiThroughItsOpenAIEndpoint(t *testing.T) {
+func TestCloudProviders(t *testing.T) {
 	c, err := Parse("f.yaml", doc(
 		"providers:",
-		"  gemini:",
-		"    type: openai",
-		"    base_url: "+GeminiOpenAIBaseURL,
-		"    keys: [${GEMINI_API_KEY}]",
-		"models: [{name: a, targets: [{provider: gemini, model: gemini-2.5-flash}]}]",
-	), envOf(map[string]string{"GEMINI_API_KEY": "g-key"}))
+		"  bedrock: {region: us-west-2, aws: {profile: prod}}",
+		"  vertex: {project: p, region: us-east5}",
+		"  gemini: {keys: [${GEMINI_API_KEY}]}",
+		"  azure: {base_url: https://r.openai.azure.com, keys: [${AZURE_KEY}]}",
+		"models:",
+		"  - name: claude",
+		"    targets:",
+		"      - {provider: bedrock, model: claude-sonnet-4-5, model_id: us.anthropic.claude-sonnet-4-5-20250929-v1:0}",
+		"      - {provider: vertex, model: claude-sonnet-4-5}",
+		"  - name: gpt",
+		"    targets: [{provider: azure, model: gpt-4o, deployment: prod-4o}, {provider: gemini, model: gemini-2.5-flash}]",
+	), envOf(map[string]string{"GEMINI_API_KEY": "g-key", "AZURE_KEY": "a-key"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := c.Providers["gemini"]; p.Type != TypeOpenAI || p.BaseURL != GeminiOpenAIBaseURL || p.Keys[0].Value() != "g-key" {
+	if p := c.Providers["bedrock"]; p.Type != TypeBedrock || p.Region != "us-west-2" || p.AWS.Profile != "prod" || p.BaseURL != "" {
+		t.Errorf("bedrock = %+v", p)
+	}
+	if p := c.Providers["gemini"]; p.Type != TypeGemini || p.BaseURL != DefaultGeminiBaseURL || p.Keys[0].Value() != "g-key" {
 		t.Errorf("gemini = %+v", p)
+	}
+	if p := c.Providers["azure"]; p.Type != TypeAzure || p.APIVersion != DefaultAzureAPIVersion {
+		t.Errorf("azure = %+v", p)
+	}
+	if tg := c.Models[0].Targets[0]; tg.ModelID != "us.anthropic.claude-sonnet-4-5-20250929-v1:0" {
+		t.Errorf("bedrock target = %+v", tg)
+	}
+	if tg := c.Models[1].Targets[0]; tg.Deployment != "prod-4o" {
+		t.Errorf("azure target = %+v", tg)
 	}
 }
 
@@ -351,7 +386,7 @@ func TestNoCascadeFromOneMistake(t *testing.T) {
 				`f.yaml:1: listen: bad listen address "nowhere" (want host:port, e.g. 127.0.0.1:8080 or :8080)`,
 				`f.yaml:3: providers.openai.keys: want a list, got a secret (write keys: [a, b], or one "- item" per line)`,
 				`f.yaml:3: providers.openai.timeouts.ttfb: bad duration "5" (want a number and a unit: 200ms, 5s, 2m, 1h; or auto)`,
-				`f.yaml:4: providers.local.type: unknown provider type "gemini" (known: anthropic, openai); there is no native Gemini provider yet: reach Gemini through its OpenAI-compatible endpoint, with type: openai and base_url: https://generativelanguage.googleapis.com/v1beta/openai/`,
+				`f.yaml:4: providers.local.keys: Google AI Studio needs an API key: keys: ["${GEMINI_API_KEY}"] (for Google Cloud credentials, use type: vertex)`,
 				`f.yaml:7: models[0].targets[0].modle: unknown field, did you mean "model"?`,
 				`f.yaml:7: models[0].targets[1].provider: unknown provider "nope" (known: local, openai)`,
 				`f.yaml:7: models[0].targets[1].model: target has no model`,
