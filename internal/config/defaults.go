@@ -26,12 +26,12 @@ const (
 	DefaultGeminiBaseURL     = "https://generativelanguage.googleapis.com"
 	// DefaultAzureAPIVersion is an azure provider's api-version.
 	DefaultAzureAPIVersion = "2024-10-21"
-	DefaultStrategy          = Fallback
-	DefaultWeight            = 1
-	DefaultConnectTimeout    = 5 * time.Second
-	DefaultTTFBTimeout       = 60 * time.Second
-	DefaultIdleTimeout       = 30 * time.Second
-	DefaultTotalTimeout      = 10 * time.Minute
+	DefaultStrategy        = Fallback
+	DefaultWeight          = 1
+	DefaultConnectTimeout  = 5 * time.Second
+	DefaultTTFBTimeout     = 60 * time.Second
+	DefaultIdleTimeout     = 30 * time.Second
+	DefaultTotalTimeout    = 10 * time.Minute
 	// DefaultMinSuspectAfter is the least suspect_after derived from idle
 	// (idle/8).
 	DefaultMinSuspectAfter = 250 * time.Millisecond
