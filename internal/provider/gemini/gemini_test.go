@@ -108,7 +108,7 @@ func TestSendRefusesWithoutSending(t *testing.T) {
 	var calls atomic.Int32
 	u := newTestUpstream(t, func(w http.ResponseWriter, r *http.Request) { calls.Add(1) })
 	for _, c := range []struct {
-		call       router.Call
+		call        router.Call
 		param, code string
 	}{
 		{router.Call{Path: "/chat/completions", Body: []byte(`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"x"}]}`)}, "logprobs", CodeUnsupportedParameter},
