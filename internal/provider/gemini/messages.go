@@ -87,7 +87,7 @@ func (t *translator) message(i int, m *chatMessage, calls map[string]string) err
 		}
 		if len(parts) > 0 {
 			if t.out.SystemInstruction == nil {
-				t.out.SystemInstruction = &content{}
+				t.out.SystemInstruction = &content{Role: "user"} // as Google's client writes it
 			}
 			t.out.SystemInstruction.Parts = append(t.out.SystemInstruction.Parts, parts...)
 		}

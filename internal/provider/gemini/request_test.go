@@ -31,7 +31,7 @@ func TestTranslateChatGolden(t *testing.T) {
 	}{
 		{"text and system",
 			`{"model":"gemini-2.5-flash","messages":[{"role":"system","content":"Be brief."},{"role":"developer","content":[{"type":"text","text":"Use metric."}]},{"role":"user","content":"Hi"}]}`,
-			`{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"systemInstruction":{"parts":[{"text":"Be brief."},{"text":"Use metric."}]}}`},
+			`{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"systemInstruction":{"role":"user","parts":[{"text":"Be brief."},{"text":"Use metric."}]}}`},
 		{"generation config",
 			`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":50,"max_completion_tokens":70,"temperature":1.5,"top_p":0.9,"stop":["END",""],"n":2,"seed":7,"presence_penalty":0.5,"frequency_penalty":-0.5}`,
 			`{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"stopSequences":["END"],"candidateCount":2,"maxOutputTokens":70,"temperature":1.5,"topP":0.9,"seed":7,"presencePenalty":0.5,"frequencyPenalty":-0.5}}`},
