@@ -11,17 +11,17 @@ import (
 
 // chatRequest is the OpenAI chat body a Converse request becomes.
 type chatRequest struct {
-	Model         string          `json:"model"`
-	Messages      []chatMessage   `json:"messages"`
-	MaxTokens     *int64          `json:"max_tokens,omitempty"`
-	Temperature   *float64        `json:"temperature,omitempty"`
-	TopP          *float64        `json:"top_p,omitempty"`
-	TopK          *int64          `json:"top_k,omitempty"`
-	Stop          []string        `json:"stop,omitempty"`
-	Tools         []chatTool      `json:"tools,omitempty"`
-	ToolChoice    any             `json:"tool_choice,omitempty"`
-	Stream        bool            `json:"stream,omitempty"`
-	StreamOptions *streamOptions  `json:"stream_options,omitempty"`
+	Model         string         `json:"model"`
+	Messages      []chatMessage  `json:"messages"`
+	MaxTokens     *int64         `json:"max_tokens,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	TopK          *int64         `json:"top_k,omitempty"`
+	Stop          []string       `json:"stop,omitempty"`
+	Tools         []chatTool     `json:"tools,omitempty"`
+	ToolChoice    any            `json:"tool_choice,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 }
 
 type streamOptions struct {

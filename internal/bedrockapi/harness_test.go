@@ -224,12 +224,21 @@ func (s *bedrock) invoke(w http.ResponseWriter, model string, body []byte, strea
 
 // newBedrock starts the Bedrock runtime on 127.0.0.1.
 func newBedrock(t *testing.T) (*bedrock, *httptest.Server) {
+	return startBedrock(t, httptest.NewServer)
+}
+
+// newBedrockTLS starts it with TLS, which bearer tokens need.
+func newBedrockTLS(t *testing.T) (*bedrock, *httptest.Server) {
+	return startBedrock(t, httptest.NewTLSServer)
+}
+
+func startBedrock(t *testing.T, start func(http.Handler) *httptest.Server) (*bedrock, *httptest.Server) {
 	t.Helper()
 	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
 	b := &bedrock{}
 	mux := http.NewServeMux()
 	mux.Handle("POST /model/{model}/{op}", b)
-	srv := httptest.NewServer(mux)
+	srv := start(mux)
 	t.Cleanup(srv.Close)
 	return b, srv
 }

@@ -249,7 +249,10 @@ func TestSDKConverseStreamExceptions(t *testing.T) {
 		check func(error) bool
 	}{
 		{`data: {"error":{"message":"Rate limit reached","type":"rate_limit_exceeded","param":null,"code":"rate_limit_exceeded"}}` + "\n\n",
-			func(err error) bool { var e *types.ThrottlingException; return errors.As(err, &e) && e.ErrorMessage() == "Rate limit reached" }},
+			func(err error) bool {
+				var e *types.ThrottlingException
+				return errors.As(err, &e) && e.ErrorMessage() == "Rate limit reached"
+			}},
 		{`data: {"error":{"message":"boom","type":"server_error","param":null,"code":null}}` + "\n\n",
 			func(err error) bool { var e *types.InternalServerException; return errors.As(err, &e) }},
 		{`data: {"error":{"message":"Overloaded","type":"overloaded_error"}}` + "\n\n",
