@@ -276,4 +276,3 @@ func compactJSON(t *testing.T, b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
-
