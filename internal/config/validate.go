@@ -55,6 +55,7 @@ func (c *Config) validate(r *report) {
 		c.checkJob(r, i, aliases, defaultsOK)
 	}
 	c.checkJobsDir(r)
+	c.checkModelIDs(r)
 	c.checkClients(r, aliases)
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
 	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))

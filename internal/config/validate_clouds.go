@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // cloudFields are the provider fields that only some types read, with the
 // types that read them.
@@ -132,3 +135,26 @@ func joinTypes(types []ProviderType) string {
 	}
 	return strings.Join(s, " and ")
 }
+
+// checkModelIDs refuses one provider's model sent as two ids: a target is
+// named by its provider and model, so the two would be one target.
+func (c *Config) checkModelIDs(r *report) {
+	type key struct{ provider, model string }
+	first := map[key]string{} // → path of the first target
+	ids := map[key]string{}
+	for i, m := range c.Models {
+		for j, t := range m.Targets {
+			k, path := key{t.Provider, t.Model}, "models["+itoa(i)+"].targets["+itoa(j)+"]"
+			if c.Providers[t.Provider].Type == TypeAzure {
+				continue // named by their deployments
+			}
+			if p, seen := first[k]; !seen {
+				first[k], ids[k] = path, t.ModelID
+			} else if ids[k] != t.ModelID {
+				r.field(path+".model_id", "model "+quote(t.Model)+" of provider "+quote(t.Provider)+" has another model_id at "+p+" ("+r.place(p)+"): one provider's model is one target; give them different provider names")
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -225,6 +225,8 @@ func TestParseErrors(t *testing.T) {
 				`f.yaml:3: models[0].targets[0].deployment: an azure target needs its deployment's name (deployment: my-gpt-4o); or use api_version: v1, where the model is the deployment`}},
 		{"entra without its secret", doc("providers:", "  azure: {base_url: https://r.openai.azure.com, entra: {tenant_id: t, client_id: c}}", "models: [{name: a, targets: [{provider: azure, model: gpt-4o, deployment: d}]}]"),
 			[]string{`f.yaml:2: providers.azure.entra: entra needs client_secret, or federated_token_file for workload identity`}},
+		{"one model sent as two ids", doc("providers:", "  bedrock: {region: us-east-1}", "models:", "  - {name: a, targets: [{provider: bedrock, model: claude-sonnet-4-5}]}", "  - {name: b, targets: [{provider: bedrock, model: claude-sonnet-4-5, model_id: arn:aws:bedrock:us-east-1:1:inference-profile/x}]}"),
+			[]string{`f.yaml:5: models[1].targets[0].model_id: model "claude-sonnet-4-5" of provider "bedrock" has another model_id at models[0].targets[0] (on line 4): one provider's model is one target; give them different provider names`}},
 		{"a field of another cloud", doc("providers:", "  openai: {keys: [k], region: us-east-1}", "models: [{name: a, targets: [{provider: openai, model: gpt-4o, deployment: d}]}]"),
 			[]string{`f.yaml:2: providers.openai.region: region is read by bedrock and vertex providers only, not by type openai`,
 				`f.yaml:3: models[0].targets[0].deployment: deployment is read for azure providers only, not for type openai`}},
