@@ -96,9 +96,11 @@ func converseAnswer(resp *http.Response, model string, created int64) (*http.Res
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: reading the answer: %w", err)
 	}
-	out, err := translateAnswer(body, completionID(resp.Header), model, created)
-	if err == nil && len(body) > MaxResponseSize {
+	var out []byte
+	if len(body) > MaxResponseSize {
 		err = errors.New("the answer is over " + strconv.Itoa(MaxResponseSize) + " bytes")
+	} else {
+		out, err = translateAnswer(body, completionID(resp.Header), model, created)
 	}
 	if err != nil {
 		return errorResponse(resp, http.StatusBadGateway, CodeBadUpstreamResponse,

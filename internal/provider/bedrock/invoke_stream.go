@@ -88,7 +88,7 @@ func (s *messagesSSE) step() {
 func (s *messagesSSE) chunk(payload []byte) error {
 	var c chunkPayload
 	if err := json.Unmarshal(payload, &c); err != nil {
-		return fmt.Errorf("bedrock: stream: malformed chunk: %w", err)
+		return fmt.Errorf("bedrock: stream: malformed chunk: %w: %w", io.ErrUnexpectedEOF, err)
 	}
 	var head struct {
 		Type string `json:"type"`
@@ -100,7 +100,7 @@ func (s *messagesSSE) chunk(payload []byte) error {
 	if bytes.IndexAny(data, "\r\n") >= 0 { // an SSE data line cannot break
 		var b bytes.Buffer
 		if err := json.Compact(&b, data); err != nil {
-			return fmt.Errorf("bedrock: stream: malformed chunk: %w", err)
+			return fmt.Errorf("bedrock: stream: malformed chunk: %w: %w", io.ErrUnexpectedEOF, err)
 		}
 		data = b.Bytes()
 	}
