@@ -146,9 +146,9 @@ func checkIgnored(v *[numRequestFields][]byte) error {
 	}
 	if raw := v[rqSafety]; raw != nil {
 		err := eachElement(raw, msgType("SafetySetting"), func(_ int, el []byte) error {
-			return eachMember(el, safetyFields, func(_ int, s []byte) error {
+			return eachMember(el, safetyFields, func(i int, s []byte) error {
 				_, err := readString(s)
-				return err
+				return under(err, safetyFields.snake[i])
 			})
 		})
 		return under(err, "safety_settings")

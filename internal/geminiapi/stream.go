@@ -329,6 +329,9 @@ func (s *stream) close() {
 
 // end ends the answer: the array's closing bracket, then io.EOF.
 func (s *stream) end() {
+	if s.err != nil {
+		return // ended already, by an error object
+	}
 	if !s.sse {
 		if s.elems == 0 {
 			s.out = append(s.out, '[')
