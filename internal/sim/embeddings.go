@@ -51,7 +51,12 @@ func (r *embeddingRequest) inputs() ([]string, int, bool) {
 }
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
-	s.stats.receive(apiEmbeddings)
+	s.serveEmbeddings(w, r, apiEmbeddings)
+}
+
+// serveEmbeddings answers an embeddings call that came by API a.
+func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request, a api) {
+	s.stats.receive(a)
 	var req embeddingRequest
 	if !s.readRequest(w, r, &req) {
 		return

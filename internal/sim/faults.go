@@ -84,11 +84,23 @@ const (
 	// Responses stream ends after its last response.output_item.done,
 	// without response.completed.
 	NoDone FaultKind = "no_done"
+	// ContentFilter answers 400 with code content_filter, as Azure OpenAI
+	// refuses a prompt its content filters flag: param "prompt", and an
+	// innererror with code ResponsibleAIPolicyViolation and the
+	// content_filter_result of each category (violence filtered). Code
+	// says what was flagged: "prompt" (the default) or "response". The
+	// Gemini and Vertex paths answer it as Google does instead: a 200
+	// whose promptFeedback.blockReason is SAFETY (prompt), or whose
+	// candidate has finishReason SAFETY (response).
+	ContentFilter FaultKind = "content_filter"
+	// ModelNotReady answers 503 with code model_not_ready; the Bedrock
+	// paths answer it as Bedrock does, 429 ModelNotReadyException.
+	ModelNotReady FaultKind = "model_not_ready"
 )
 
 // FaultKinds lists every kind, in documentation order.
 var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone,
-	Capacity, JobFailed, AcceptReset, AcceptHang}
+	Capacity, JobFailed, AcceptReset, AcceptHang, ContentFilter, ModelNotReady}
 
 // Fault is one misbehaviour on a schedule. A Fault is active from From to
 // To (with Every set, only in the first For of every Every from From);
@@ -131,8 +143,9 @@ type Fault struct {
 	// Message replaces the default error message of ErrorStorm,
 	// Throttle, Auth, QueueFull, Capacity, StreamError and JobFailed.
 	Message string
-	// Code is the error category a JobFailed job fails with; "":
-	// runtime_unavailable. Other kinds take no Code.
+	// Code is the error category a JobFailed job fails with ("":
+	// runtime_unavailable), or what a ContentFilter flagged ("prompt" or
+	// "response"; "": prompt). Other kinds take no Code.
 	Code string
 }
 
@@ -311,7 +324,10 @@ func (f *Fault) problems() []problem {
 		f.Kind == AcceptReset || f.Kind == AcceptHang) {
 		add("message", doesNotApply(f.Kind))
 	}
-	if f.Code != "" && f.Kind != JobFailed {
+	switch {
+	case f.Kind == ContentFilter && f.Code != "" && f.Code != "prompt" && f.Code != "response":
+		add("code", "is "+strconv.Quote(f.Code)+", want prompt or response")
+	case f.Code != "" && f.Kind != JobFailed && f.Kind != ContentFilter:
 		add("code", doesNotApply(f.Kind))
 	}
 	return ps
@@ -320,7 +336,7 @@ func (f *Fault) problems() []problem {
 func statusesOf(k FaultKind) []int {
 	switch k {
 	case ErrorStorm:
-		return []int{500, 502, 503, 504, 529}
+		return []int{400, 403, 408, 500, 502, 503, 504, 529}
 	case QueueFull, Capacity:
 		return []int{429, 503}
 	}
@@ -355,9 +371,12 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault, rl 
 		s.stats.finish(OutcomeError)
 		status := cmp.Or(f.Status, http.StatusServiceUnavailable)
 		setRetryAfter(w.Header(), f.RetryAfter)
-		if status == 529 {
+		switch {
+		case status == 529:
 			writeAnthropicError(w, status, "overloaded_error", cmp.Or(f.Message, "Overloaded"))
-		} else {
+		case status < 500:
+			writeError(w, status, "invalid_request_error", "", cmp.Or(f.Message, stormMessage(status)))
+		default:
 			writeError(w, status, "server_error", "", cmp.Or(f.Message, stormMessage(status)))
 		}
 	case Throttle:
@@ -384,6 +403,13 @@ func (s *Server) writeFault(w http.ResponseWriter, r *http.Request, f Fault, rl 
 		setRetryAfter(w.Header(), f.RetryAfter)
 		msg := cmp.Or(f.Message, "The provider has no capacity for this request right now; try again later.")
 		writeError(w, cmp.Or(f.Status, http.StatusServiceUnavailable), "server_error", "provider_capacity_exceeded", msg)
+	case ContentFilter:
+		s.stats.finish(OutcomeContentFilter)
+		writeContentFilter(w, cmp.Or(f.Code, "prompt"), f.Message)
+	case ModelNotReady:
+		s.stats.finish(OutcomeError)
+		msg := cmp.Or(f.Message, "The model is not ready to serve requests yet; try again later.")
+		writeError(w, http.StatusServiceUnavailable, "server_error", "model_not_ready", msg)
 	case Hang:
 		released := !s.hold(r)
 		s.stats.finish(OutcomeHang)
@@ -426,8 +452,54 @@ func reset(w http.ResponseWriter) bool {
 	return true
 }
 
+// writeContentFilter writes Azure OpenAI's content-filter refusal of
+// what (prompt or response).
+func writeContentFilter(w http.ResponseWriter, what, msg string) {
+	type severity struct {
+		Filtered bool   `json:"filtered"`
+		Severity string `json:"severity"`
+	}
+	type detected struct {
+		Filtered bool `json:"filtered"`
+		Detected bool `json:"detected"`
+	}
+	type result struct {
+		Hate      severity `json:"hate"`
+		Jailbreak detected `json:"jailbreak"`
+		SelfHarm  severity `json:"self_harm"`
+		Sexual    severity `json:"sexual"`
+		Violence  severity `json:"violence"`
+	}
+	type inner struct {
+		Code   string `json:"code"`
+		Result result `json:"content_filter_result"`
+	}
+	type body struct {
+		Message    string  `json:"message"`
+		Type       *string `json:"type"`
+		Param      string  `json:"param"`
+		Code       string  `json:"code"`
+		Status     int     `json:"status"`
+		InnerError inner   `json:"innererror"`
+	}
+	safe := severity{Severity: "safe"}
+	msg = cmp.Or(msg, "The response was filtered due to the "+what+" triggering Azure OpenAI's content management policy. "+
+		"Please modify your prompt and retry. To learn more about our content filtering policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766")
+	writeJSON(w, http.StatusBadRequest, struct {
+		Error body `json:"error"`
+	}{body{Message: msg, Param: what, Code: "content_filter", Status: http.StatusBadRequest,
+		InnerError: inner{Code: "ResponsibleAIPolicyViolation", Result: result{Hate: safe, SelfHarm: safe, Sexual: safe,
+			Violence: severity{Filtered: true, Severity: "medium"}}}}})
+}
+
 func stormMessage(status int) string {
 	switch status {
+	case http.StatusBadRequest:
+		return "Invalid request."
+	case http.StatusForbidden:
+		return "Permission denied."
+	case http.StatusRequestTimeout:
+		return "The model timed out while processing your request."
 	case http.StatusInternalServerError:
 		return "The server had an error while processing your request. Sorry about that!"
 	case http.StatusBadGateway:

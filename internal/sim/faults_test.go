@@ -345,7 +345,7 @@ func TestFaultValidation(t *testing.T) {
 	}{
 		{Fault{}, "sim: faults[0].kind: must be set"},
 		{Fault{Kind: "boom"}, `sim: faults[0].kind: unknown kind "boom"`},
-		{Fault{Kind: ErrorStorm, Status: 418}, "sim: faults[0].status: is 418, want one of 500, 502, 503, 504, 529"},
+		{Fault{Kind: ErrorStorm, Status: 418}, "sim: faults[0].status: is 418, want one of 400, 403, 408, 500, 502, 503, 504, 529"},
 		{Fault{Kind: Hang, Status: 500}, "sim: faults[0].status: does not apply to a hang fault"},
 		{Fault{Kind: ErrorStorm, From: 5 * time.Second, To: 5 * time.Second}, "sim: faults[0].to: is 5s, want after from (5s)"},
 		{Fault{Kind: Auth, Fraction: 1.5}, "sim: faults[0].fraction: is 1.5"},

@@ -116,7 +116,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, a api) {
 		s.badRequest(w, http.StatusBadRequest, bad.param, bad.code, bad.msg)
 		return
 	}
-	k.anthropicIDs = a == apiMessages
+	k.anthropicIDs = a.anthropicIDs()
 	prompt := req.promptTokens()
 	s.stats.input.Add(int64(prompt))
 	p := s.decide(req.Stream, prompt+s.budget(&k))

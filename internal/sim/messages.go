@@ -1,13 +1,10 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
@@ -19,86 +16,96 @@ import (
 // answer back: JSON, stream or error. Tools become function tools and
 // tool_result blocks tool messages, so tool calls come back as tool_use
 // blocks (ids toolu_…, stop_reason tool_use; streamed as input_json_delta
-// events). Faults apply as for chat; a reset cannot cut the connection
-// through the translation and ends the answer early instead.
+// events). Faults apply as for chat, resets and hangs included.
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	body, bad := readBody(w, r)
+	if bad != 0 {
+		writeAnthropicError(w, bad, anthropic.ErrorType(bad), "Could not read the request body.")
 		return
 	}
-	model := aireq.Scan(body).ModelName()
-	chat, err := anthropic.FromMessagesRequest(body)
+	rl, model, err := s.relayMessages(r, body, apiMessages)
 	if err != nil {
 		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	inner := r.Clone(r.Context())
-	inner.URL.Path = "/v1/chat/completions"
-	inner.Body, inner.ContentLength = io.NopCloser(bytes.NewReader(chat)), int64(len(chat))
-	pr, pw := io.Pipe()
-	pipe := &pipeWriter{header: http.Header{}, pw: pw, started: make(chan int, 1)}
-	go func() {
-		s.serveChat(pipe, inner, apiMessages)
-		pipe.start(http.StatusOK)
-		pw.Close()
-	}()
-	defer pr.Close()
-	status := <-pipe.started
-	for k, v := range pipe.header {
-		if k != "Content-Length" && k != "Content-Type" {
-			w.Header()[k] = v
-		}
-	}
+	answerMessages(w, rl, model)
+}
+
+// answerMessages writes a relayed Messages answer as /v1/messages answers:
+// the Messages response or stream, or the error in Anthropic's shape; a
+// cut answer cuts the client's connection.
+func answerMessages(w http.ResponseWriter, rl *relayed, model string) {
+	defer rl.body.Close()
 	switch {
-	case status != http.StatusOK:
-		b, _ := io.ReadAll(pr)
-		if bytes.Contains(b, []byte(`"type":"error"`)) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			w.Write(b)
-			return
-		}
-		var e struct {
-			Error struct {
-				Type, Message string
-			}
-		}
-		json.Unmarshal(b, &e)
-		writeAnthropicError(w, status, anthropic.ErrorType(status), e.Error.Message)
-	case strings.HasPrefix(pipe.header.Get("Content-Type"), "text/event-stream"):
+	case rl.status == 0:
+		cutConnection(w)
+	case rl.status != http.StatusOK:
+		rl.copyHeaders(w.Header())
+		writeMessagesError(w, rl.readError())
+	case rl.streaming():
+		rl.copyHeaders(w.Header())
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		rd := anthropic.NewMessagesStream(pr, model)
-		buf := make([]byte, 8<<10)
-		for {
-			n, err := rd.Read(buf)
-			if n > 0 {
-				w.Write(buf[:n])
-				rc.Flush()
-			}
-			if err != nil {
-				return
-			}
+		pump(w, anthropic.NewMessagesStream(rl.body, model))
+		if rl.cut() {
+			panic(http.ErrAbortHandler)
 		}
 	default:
-		b, _ := io.ReadAll(pr)
-		out, err := anthropic.ToMessagesResponse(b, model)
+		out, err := rl.messagesJSON(model)
 		if err != nil {
 			writeAnthropicError(w, http.StatusInternalServerError, "api_error", "simulator: "+err.Error())
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(out)
+		rl.copyHeaders(w.Header())
+		writeRaw(w, http.StatusOK, out)
 	}
 }
 
-// pipeWriter is the ResponseWriter the chat handler writes into when it
-// serves a Messages request: headers are kept, the status is announced
-// once, the body goes into a pipe read by the translator.
+// relayMessages runs a Messages request through the chat engine as a call
+// of API a; it returns the request's model, or the error that makes the
+// request one the translation refuses (a 400).
+func (s *Server) relayMessages(r *http.Request, body []byte, a api) (*relayed, string, error) {
+	model := aireq.Scan(body).ModelName()
+	chat, err := anthropic.FromMessagesRequest(body)
+	if err != nil {
+		return nil, model, err
+	}
+	return s.relay(r, chat, a), model, nil
+}
+
+// messagesJSON reads a relayed non-streamed answer as a Messages response.
+func (rl *relayed) messagesJSON(model string) ([]byte, error) {
+	b, err := io.ReadAll(rl.body)
+	if err != nil {
+		return nil, err
+	}
+	return anthropic.ToMessagesResponse(b, model)
+}
+
+// writeMessagesError writes an engine error in Anthropic's shape.
+func writeMessagesError(w http.ResponseWriter, e engineError) {
+	typ := anthropic.ErrorType(e.status)
+	if e.anthropic {
+		typ = e.typ
+	}
+	writeAnthropicError(w, e.status, typ, e.msg)
+}
+
+// writeRaw writes body, already JSON, with its length.
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// pipeWriter is the ResponseWriter the chat engine writes into when it
+// serves a translated call: headers are kept, the status is announced
+// once, the body goes into a pipe read by the translator. It cannot be
+// hijacked: a reset panics with http.ErrAbortHandler, which relay turns
+// into a cut of the client's own connection.
 type pipeWriter struct {
 	header  http.Header
 	pw      *io.PipeWriter
@@ -125,23 +132,14 @@ func (p *pipeWriter) Write(b []byte) (int, error) {
 // Flush is a no-op: every Write already reaches the translator.
 func (p *pipeWriter) Flush() {}
 
-// Hijack is refused: a reset ends the translated answer early instead.
-func (p *pipeWriter) Hijack() (any, any, error) {
-	return nil, nil, errors.New("sim: no connection to hijack behind /v1/messages")
-}
-
 // handleCountTokens serves POST /v1/messages/count_tokens: the prompt
 // tokens the Messages request in the body would be billed, counted as for
 // the chat completion it translates to, as {"input_tokens": N}. It has no
 // latency, faults or limits, and Stats do not count it.
 func (s *Server) handleCountTokens(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		status := http.StatusBadRequest
-		if errors.As(err, new(*http.MaxBytesError)) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeAnthropicError(w, status, anthropic.ErrorType(status), "Could not read the request body.")
+	body, bad := readBody(w, r)
+	if bad != 0 {
+		writeAnthropicError(w, bad, anthropic.ErrorType(bad), "Could not read the request body.")
 		return
 	}
 	chat, err := anthropic.FromMessagesRequest(body)

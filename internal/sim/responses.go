@@ -145,7 +145,12 @@ func (r *responsesRequest) readTools(ts *toolSpec) *requestError {
 // message, or function_call items), streamed as the Responses API's
 // semantic events.
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
-	s.stats.receive(apiResponses)
+	s.serveResponses(w, r, apiResponses)
+}
+
+// serveResponses answers a Responses call that came by API a.
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, a api) {
+	s.stats.receive(a)
 	var req responsesRequest
 	if !s.readRequest(w, r, &req) {
 		return

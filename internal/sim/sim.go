@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"crypto/rsa"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -37,8 +38,16 @@ type Config struct {
 	// API (any other is a 404 model_not_found). nil: DefaultModels are listed
 	// and any model is accepted.
 	Models []string
-	// Clock is the time source for latency, schedules and limits. nil: the
-	// system clock.
+	// AWS sets the Bedrock paths' credentials and the AWS credential
+	// services.
+	AWS AWS
+	// Google sets the Gemini and Vertex AI paths' credentials and the
+	// Google credential services.
+	Google Google
+	// Azure sets the Azure OpenAI paths' credentials.
+	Azure Azure
+	// Clock is the time source for latency, schedules, limits, signatures
+	// and credential lifetimes. nil: the system clock.
 	Clock clock.Clock
 	// Start is the instant fault schedules count from. Zero: when New is
 	// called.
@@ -116,6 +125,11 @@ type Server struct {
 
 	// jobs are the job API's jobs and idempotency keys; see jobs.go.
 	jobs jobTable
+
+	// issued are the credentials the credential services issued, and
+	// saKeys the service accounts' public keys; see creds.go.
+	issued issued
+	saKeys map[string]*rsa.PublicKey
 }
 
 // New returns a Server for c, or an error naming the first bad field.
@@ -142,6 +156,7 @@ func New(c Config) (*Server, error) {
 	}
 	s.limits = newLimiter(c.Limits, s.start)
 	s.jobs = newJobTable()
+	s.saKeys = c.cloudProblems(func(string, string) {})
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	s.mux.HandleFunc("POST /v1/messages", s.handleMessages)
@@ -162,6 +177,7 @@ func New(c Config) (*Server, error) {
 	s.mux.HandleFunc("POST /sim/faults", s.handleSetFaults)
 	s.mux.HandleFunc("DELETE /sim/faults", s.handleDeleteFaults)
 	s.mux.HandleFunc("GET /sim/stats", s.handleStats)
+	s.routeClouds()
 	s.mux.HandleFunc("/", s.handleNotFound)
 	return s, nil
 }
@@ -226,6 +242,7 @@ func (c *Config) problems() []problem {
 			add("models["+strconv.Itoa(i)+"]", "is empty, want a model id")
 		}
 	}
+	c.cloudProblems(add)
 	for i, f := range c.Faults {
 		at := "faults[" + strconv.Itoa(i) + "]"
 		for _, p := range f.problems() {

@@ -24,12 +24,18 @@ const (
 	OutcomeNoDone      Outcome = "no_done"      // a complete stream that ended without data: [DONE]
 	OutcomeCanceled    Outcome = "canceled"     // the client gave up while waiting for a normal answer
 	OutcomeBadRequest  Outcome = "bad_request"  // a 4xx for a bad body, path or model
+	// OutcomeContentFilter is a content_filter fault's refusal or safety block.
+	OutcomeContentFilter Outcome = "content_filter"
+	// OutcomeUnauthorized is a call refused for its credentials (a key,
+	// signature or token the sim does not accept), before any fault.
+	OutcomeUnauthorized Outcome = "unauthorized"
 )
 
 // outcomes lists every Outcome; counters are indexed by position in it.
 var outcomes = [...]Outcome{
 	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
 	OutcomeCapacity, OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
+	OutcomeContentFilter, OutcomeUnauthorized,
 }
 
 // Stats counts the API calls a Server received (chat completions,
@@ -42,8 +48,14 @@ type Stats struct {
 	// not yet in Outcomes.
 	Calls int64 `json:"calls"`
 	// APIs counts the calls received by API: chat.completions, messages,
-	// responses, embeddings, videos (job submits) and images, every one
-	// present, zero or not; they add up to Calls.
+	// responses, embeddings, videos (job submits), images,
+	// bedrock.converse (Converse and ConverseStream), bedrock.invoke
+	// (InvokeModel and InvokeModelWithResponseStream),
+	// gemini.generate_content (generateContent and streamGenerateContent
+	// on the Gemini API), vertex.generate_content (the same on Vertex AI),
+	// vertex.raw_predict (rawPredict and streamRawPredict),
+	// azure.chat.completions, azure.embeddings and azure.responses, every
+	// one present, zero or not; they add up to Calls.
 	APIs map[string]int64 `json:"apis"`
 	// Outcomes counts finished calls by how they ended; every Outcome is
 	// present, zero or not.
@@ -67,6 +79,10 @@ type Stats struct {
 	Images int64 `json:"images"`
 	// ContentBytes counts the bytes of job content sent.
 	ContentBytes int64 `json:"content_bytes"`
+	// Credentials counts the credentials the sim's credential services
+	// issued: OAuth2 access tokens (the token endpoint and the metadata
+	// server) and AWS keys (STS and the container endpoint).
+	Credentials int64 `json:"credentials"`
 }
 
 // Finished returns the number of calls that have ended: the sum of
@@ -99,6 +115,7 @@ func (s Stats) Sub(earlier Stats) Stats {
 	d.BilledSeconds -= earlier.BilledSeconds
 	d.Images -= earlier.Images
 	d.ContentBytes -= earlier.ContentBytes
+	d.Credentials -= earlier.Credentials
 	return d
 }
 
@@ -112,11 +129,28 @@ const (
 	apiEmbeddings
 	apiVideos
 	apiImages
+	apiBedrockConverse
+	apiBedrockInvoke
+	apiGemini
+	apiVertexGemini
+	apiVertexClaude
+	apiAzureChat
+	apiAzureEmbeddings
+	apiAzureResponses
 )
+
+// anthropicIDs reports whether a's answers are Messages answers, whose
+// tool calls have toolu_ ids.
+func (a api) anthropicIDs() bool {
+	return a == apiMessages || a == apiBedrockInvoke || a == apiVertexClaude
+}
 
 // apiNames are the names of the APIs in Stats.APIs, by api.
 var apiNames = [...]string{apiChat: "chat.completions", apiMessages: "messages", apiResponses: "responses", apiEmbeddings: "embeddings",
-	apiVideos: "videos", apiImages: "images"}
+	apiVideos: "videos", apiImages: "images",
+	apiBedrockConverse: "bedrock.converse", apiBedrockInvoke: "bedrock.invoke",
+	apiGemini: "gemini.generate_content", apiVertexGemini: "vertex.generate_content", apiVertexClaude: "vertex.raw_predict",
+	apiAzureChat: "azure.chat.completions", apiAzureEmbeddings: "azure.embeddings", apiAzureResponses: "azure.responses"}
 
 // counters are a Server's live counts, updated without a lock.
 type counters struct {
@@ -131,6 +165,7 @@ type counters struct {
 	seconds   atomic.Int64
 	images    atomic.Int64
 	content   atomic.Int64
+	creds     atomic.Int64
 }
 
 // receive counts a call received by API a.
@@ -176,5 +211,6 @@ func (s *Server) Stats() Stats {
 	st.BilledSeconds = s.stats.seconds.Load()
 	st.Images = s.stats.images.Load()
 	st.ContentBytes = s.stats.content.Load()
+	st.Credentials = s.stats.creds.Load()
 	return st
 }
