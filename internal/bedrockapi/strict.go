@@ -29,7 +29,7 @@ func readBody(body []byte) (obj, error) {
 	if !json.Valid(body) {
 		return obj{}, invalid("", "the request body is not valid JSON")
 	}
-	if err := checkKeys(body); err != nil {
+	if err := checkKeys("", body); err != nil {
 		return obj{}, err
 	}
 	return readObj("", body)
@@ -44,9 +44,9 @@ type frame struct {
 	seen    map[string]struct{}
 }
 
-// checkKeys refuses a valid JSON document in which an object has a key
-// twice.
-func checkKeys(body []byte) error {
+// checkKeys refuses a valid JSON value, at the path at, in which an
+// object has a key twice.
+func checkKeys(at string, body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var stack []frame
@@ -62,7 +62,7 @@ func checkKeys(body []byte) error {
 		if s, ok := tok.(string); ok && top >= 0 && stack[top].wantKey {
 			f := &stack[top]
 			if _, dup := f.seen[s]; dup {
-				return invalid(framePath(stack[:top], s), "duplicate key "+quote(s))
+				return invalid(framePath(at, stack[:top], s), "duplicate key "+quote(s))
 			}
 			f.seen[s], f.key, f.wantKey = struct{}{}, s, false
 			continue
@@ -94,9 +94,11 @@ func valueDone(stack []frame) {
 	}
 }
 
-// framePath is the path of key inside the object the frames lead to.
-func framePath(frames []frame, key string) string {
+// framePath is the path of key inside the object the frames lead to, in
+// the value at the path at.
+func framePath(at string, frames []frame, key string) string {
 	var b strings.Builder
+	b.WriteString(at)
 	for _, f := range frames {
 		if f.object {
 			if b.Len() > 0 {
