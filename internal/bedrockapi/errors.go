@@ -65,6 +65,18 @@ const (
 	TypeIncompleteSignature = "IncompleteSignatureException"
 	// TypeMissingAuthenticationToken is a request with no credentials (403).
 	TypeMissingAuthenticationToken = "MissingAuthenticationTokenException"
+	// TypeExpiredToken is temporary credentials past their expiry (403).
+	TypeExpiredToken = "ExpiredTokenException"
+	// TypeResourceNotFound is a model id Bedrock does not know (404).
+	TypeResourceNotFound = "ResourceNotFoundException"
+	// TypeModelTimeout is a model that took too long to answer (408).
+	TypeModelTimeout = "ModelTimeoutException"
+	// TypeModelNotReady is a model not ready to serve yet (429).
+	TypeModelNotReady = "ModelNotReadyException"
+	// TypeModelError is a model that failed to answer (424).
+	TypeModelError = "ModelErrorException"
+	// TypeServiceQuotaExceeded is a request over an account quota (400).
+	TypeServiceQuotaExceeded = "ServiceQuotaExceededException"
 )
 
 // invalid is the ValidationException for the field at path.

@@ -191,9 +191,13 @@ func resign(r *http.Request, body []byte, a authHeader, region string, at time.T
 		Host:   r.Host,
 		Header: make(http.Header, len(a.signedHeaders)+2),
 	}
-	cp.ContentLength = int64(len(body))
 	for _, name := range a.signedHeaders {
-		if name == "host" || name == "content-length" {
+		switch name {
+		case "host":
+			continue
+		case "content-length":
+			// The signer signs the length of the body it is given.
+			cp.ContentLength = int64(len(body))
 			continue
 		}
 		key := textproto.CanonicalMIMEHeaderKey(name)

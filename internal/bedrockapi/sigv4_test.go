@@ -157,6 +157,17 @@ func TestVerifySigV4(t *testing.T) {
 		t.Errorf("VerifySigV4 changed the request's X-Amz-Date: %q", r.Header.Get("X-Amz-Date"))
 	}
 
+	r = httptest.NewRequest("POST", "http://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse", strings.NewReader(body))
+	r.ContentLength = -1 // sent chunked: no content-length to sign
+	sum := sha256.Sum256([]byte(body))
+	if err := signer.SignHTTP(context.Background(), creds, r, hex.EncodeToString(sum[:]), SigningService, testRegion, at); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Header.Get("Authorization"), "content-length") {
+		t.Fatal("the signer signed a length it did not have")
+	}
+	want("unsigned length", verify(r, at), "", 0)
+
 	withToken := creds
 	withToken.SessionToken = "session-token"
 	r = signed(t, body, at, withToken, testRegion)
