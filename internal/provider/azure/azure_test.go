@@ -2,6 +2,7 @@ package azure
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -177,4 +178,31 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("%+v: %v", c, err)
 		}
 	}
+}
+
+// BenchmarkSend is the adapter's cost per call, the fake resource's
+// included.
+func BenchmarkSend(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	up, err := New(Config{Endpoint: srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer up.CloseIdle()
+	body := []byte(`{"model":"d","messages":[{"role":"user","content":"hi"}]}`)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := up.Send(context.Background(), &router.Call{Path: "/chat/completions", Model: "gpt-4o-prod", Key: "k1", Body: body})
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/fuseboxhq/fusebox/internal/router"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // officialRequests are the requests the official openai-go client sends
@@ -103,8 +106,9 @@ func TestRequestsMatchTheOfficialClient(t *testing.T) {
 }
 
 // The v1 API has OpenAI's own paths under /openai/v1, no api-version, and
-// the deployment in the body: the paths openai-go sends to a base URL of
-// {endpoint}/openai/v1/, as Azure's documentation configures it.
+// the deployment in the body: the paths the official openai-go client
+// sends to a base URL of {endpoint}/openai/v1/, as Azure's documentation
+// configures it.
 func TestV1Paths(t *testing.T) {
 	rec, srv := newRecorder(t)
 	up, err := New(Config{Endpoint: srv.URL + "/", APIVersion: V1, Responses: true})
@@ -112,12 +116,25 @@ func TestV1Paths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.CloseIdle()
-	for op, want := range map[string]string{
-		"/chat/completions": "/openai/v1/chat/completions",
-		"/embeddings":       "/openai/v1/embeddings",
-		"/responses":        "/openai/v1/responses",
-		"models":            "/openai/v1/models",
+	official := openai.NewClient(option.WithBaseURL(srv.URL+"/openai/v1/"), option.WithAPIKey("key-1"), option.WithMaxRetries(0))
+	for op, call := range map[string]func(){
+		"/chat/completions": func() {
+			official.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+				Model: "my-deployment", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+		},
+		"/embeddings": func() {
+			official.Embeddings.New(t.Context(), openai.EmbeddingNewParams{
+				Model: "my-deployment", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")}})
+		},
+		"/responses": func() {
+			official.Responses.New(t.Context(), responses.ResponseNewParams{
+				Model: "my-deployment", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+		},
+		"models": func() { official.Models.List(t.Context()) },
 	} {
+		call() // its answer need not parse: only what it sent matters
+		r, _ := rec.last(t)
+		want := r.RequestURI
 		resp, err := sendOp(t.Context(), up, op, "my-deployment", "key-1")
 		if err != nil {
 			t.Fatal(err)
