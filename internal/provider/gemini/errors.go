@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -66,13 +67,49 @@ func decode(field string, raw []byte, v any) error {
 func jsonProblem(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		return "want another type than " + ute.Value
+		return "want " + jsonKind(ute.Type) + ", got " + article(ute.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return "not valid JSON at offset " + strconv.FormatInt(se.Offset, 10)
 	}
 	return "not valid JSON"
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another type"
+}
+
+// article names encoding/json's JSON value type (string, number 1.5, bool,
+// array, object) with its article.
+func article(v string) string {
+	switch {
+	case v == "array" || v == "object":
+		return "an " + v
+	case v == "bool":
+		return "a boolean"
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	}
+	return "a " + v
 }
 
 // path builds a field path such as messages[3].content.

@@ -179,3 +179,15 @@ func TestTranslateChatHugeBody(t *testing.T) {
 		t.Fatalf("the huge text did not arrive whole (err %v)", err)
 	}
 }
+
+// A value of the wrong JSON type is named in JSON's words.
+func TestTranslateChatTypeErrorsInJSONWords(t *testing.T) {
+	_, err := TranslateChat([]byte(`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":"9"}`), false)
+	if err == nil || !strings.Contains(err.Error(), `"max_tokens": want an integer, got a string`) {
+		t.Errorf("got %v", err)
+	}
+	_, err = TranslateChat([]byte(`{"model":"m","messages":{"role":"user"}}`), false)
+	if err == nil || !strings.Contains(err.Error(), `"messages": want an array, got an object`) {
+		t.Errorf("got %v", err)
+	}
+}
