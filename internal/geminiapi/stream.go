@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
@@ -137,10 +138,10 @@ func (s *stream) step() {
 		return
 	}
 	if s.id == "" {
-		s.id = c.ID
+		s.id = clipN(c.ID, maxID)
 	}
 	if s.model == "" {
-		s.model = c.Model
+		s.model = clipN(c.Model, maxID)
 	}
 	if start, elems := len(s.out), s.elems; s.chunk(&c) != nil {
 		s.out, s.elems = s.out[:start], elems
@@ -363,6 +364,21 @@ func (s *stream) upstreamFailed(e *upstreamError) {
 	s.fail(code, StatusFor(code), msg)
 }
 
+// maxID is the most bytes of an upstream's id or model name repeated in
+// every response: a stream's size stays proportional to its upstream's.
+const maxID = 128
+
+// clipN cuts s to at most n bytes at a rune boundary.
+func clipN(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // maxMessage is the most bytes of an upstream's error message passed on.
 const maxMessage = 1024
 
@@ -371,7 +387,7 @@ func clipMessage(m string) string {
 	if len(m) <= maxMessage {
 		return m
 	}
-	return m[:maxMessage] + "…"
+	return clipN(m, maxMessage) + "…"
 }
 
 // errorCode reads the HTTP status an OpenAI-style stream error stands
