@@ -268,6 +268,13 @@ func (c *converter) user(at string, blocks []json.RawMessage) error {
 			parts = append(parts, p)
 		}
 	}
+	if len(answered) < len(c.toolUses) {
+		for id := range c.toolUses {
+			if !answered[id] {
+				return invalid(at, "expected a toolResult block for toolUseId "+quote(id)+" of the previous assistant message")
+			}
+		}
+	}
 	c.toolUses = nil
 	if len(parts) > 0 {
 		c.out.Messages = append(c.out.Messages, chatMessage{Role: "user", Content: parts})

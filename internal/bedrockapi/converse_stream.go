@@ -81,7 +81,8 @@ type converseStream struct {
 // contentBlockDelta events (text, toolUse input, reasoningContent text)
 // and a contentBlockStop, then messageStop with the stopReason and
 // metadata with usage and metrics.latencyMs (measured on real time; see
-// NewConverseStreamClock). An error event in the chat stream becomes an
+// NewConverseStreamClock). The answer ends at data: [DONE], or at the end
+// of a stream that sent its finish chunk. An error event in the chat stream becomes an
 // exception frame that ends the stream (see exceptionFor for the
 // mapping), as does a stream that ends before its finish chunk, breaks,
 // or sends an event that is not a chunk (modelStreamErrorException).
@@ -148,11 +149,11 @@ func (s *converseStream) delta(i int) {
 	s.begin()
 	if t := c.Delta.ReasoningContent; t != "" {
 		s.block(reasoningBlock)
-		s.emitDelta(`{"reasoningContent":{"text":`, t)
+		s.emitDelta(`{"reasoningContent":{"text":`, t, "}}")
 	}
 	if t := c.Delta.Content + c.Delta.Refusal; t != "" {
 		s.block(textBlock)
-		s.emitDelta(`{"text":`, t)
+		s.emitDelta(`{"text":`, t, "}")
 	}
 	for _, tc := range c.Delta.ToolCalls {
 		if s.open != toolBlock || tc.Index != s.call || tc.ID != "" {
@@ -166,7 +167,7 @@ func (s *converseStream) delta(i int) {
 			s.emit("contentBlockStart", append(b, "}}}"...))
 		}
 		if tc.Function.Arguments != "" {
-			s.emitDelta(`{"toolUse":{"input":`, tc.Function.Arguments)
+			s.emitDelta(`{"toolUse":{"input":`, tc.Function.Arguments, "}}")
 		}
 	}
 	if c.FinishReason != "" {
@@ -201,15 +202,13 @@ func (s *converseStream) head() []byte {
 	return strconv.AppendInt(b, int64(s.index), 10)
 }
 
-// emitDelta sends a contentBlockDelta whose delta is prefix, text as a
-// JSON string, and the closing braces prefix opened.
-func (s *converseStream) emitDelta(prefix, text string) {
+// emitDelta sends a contentBlockDelta whose delta is open, text as a
+// JSON string, then closing (the braces open opened).
+func (s *converseStream) emitDelta(open, text, closing string) {
 	b := append(s.head(), `,"delta":`...)
-	b = append(b, prefix...)
+	b = append(b, open...)
 	b = jsontext.AppendString(b, text)
-	for i := 0; i < bytes.Count([]byte(prefix), []byte("{")); i++ {
-		b = append(b, '}')
-	}
+	b = append(b, closing...)
 	s.emit("contentBlockDelta", append(b, '}'))
 }
 

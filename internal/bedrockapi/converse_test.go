@@ -72,6 +72,8 @@ func TestConverseToChatRefuses(t *testing.T) {
 		{"image in assistant turn", `{"messages":[` + hi + `,{"role":"assistant","content":[{"image":{"format":"png","source":{"bytes":"AAAA"}}}]}]}`, "messages[1].content[0].image"},
 		{"toolUse without toolConfig", `{"messages":[` + hi + `,{"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}}]}]}`, "toolConfig: must be defined"},
 		{"orphan toolResult", `{"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"a","content":[{"text":"x"}]}}]}],` + tools + `}`, "messages[0].content[0].toolResult.toolUseId"},
+		{"unanswered toolUse", `{"messages":[` + hi + `,{"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}}]},` + hi + `],` + tools + `}`,
+			`messages[2].content: expected a toolResult block for toolUseId "a"`},
 		{"bad tool name", `{"messages":[` + hi + `],"toolConfig":{"tools":[{"toolSpec":{"name":"get weather","inputSchema":{"json":{}}}}]}}`, "toolConfig.tools[0].toolSpec.name"},
 		{"duplicate tool", `{"messages":[` + hi + `],"toolConfig":{"tools":[` + spec + `,` + spec + `]}}`, "toolConfig.tools[1].toolSpec.name: duplicate tool name"},
 		{"schema not object", `{"messages":[` + hi + `],"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":[]}}}]}}`, "inputSchema.json: want an object"},

@@ -58,7 +58,8 @@
 // fields; a union (content block, source, tool, toolChoice) with other
 // than one member; values of the wrong type; blobs that are not base64;
 // tool names and ids outside [a-zA-Z0-9_-]{1,64}; a toolResult that
-// answers no toolUse of the assistant turn before it; toolUse or
+// answers no toolUse of the assistant turn before it, or a user turn that
+// leaves one of them unanswered; toolUse or
 // toolResult blocks without a toolConfig; a body over MaxRequestSize.
 //
 // # Chat answer → Converse response
