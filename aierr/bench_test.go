@@ -49,6 +49,21 @@ var (
 	benchChunk   = []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1741569952,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}`)
 )
 
+// A Bedrock 429 as the AWS endpoint sends it: the exception in
+// x-amzn-ErrorType, a one-field body.
+var (
+	benchBedrockHeader = http.Header{
+		"Date":              {"Sun, 01 Jun 2025 12:00:00 GMT"},
+		"Content-Type":      {"application/json"},
+		"Content-Length":    {"66"},
+		"Connection":        {"keep-alive"},
+		"X-Amzn-Requestid":  {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"},
+		"X-Amzn-Errortype":  {"ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"},
+		"X-Amzn-Bedrock-Id": {"b"},
+	}
+	benchBedrockBody = []byte(`{"message":"Too many requests, please wait before trying again."}`)
+)
+
 var sinkVerdict Verdict
 
 func BenchmarkClassifyOpenAI429(b *testing.B) {
@@ -58,6 +73,17 @@ func BenchmarkClassifyOpenAI429(b *testing.B) {
 		sinkVerdict = c.Classify(429, bench429Header, bench429Body)
 	}
 	if sinkVerdict.Kind != Throttle {
+		b.Fatal(sinkVerdict)
+	}
+}
+
+func BenchmarkClassifyBedrock429(b *testing.B) {
+	c := testClassifier()
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkVerdict = c.Classify(429, benchBedrockHeader, benchBedrockBody)
+	}
+	if sinkVerdict.Kind != Throttle || sinkVerdict.Code != "ThrottlingException" {
 		b.Fatal(sinkVerdict)
 	}
 }

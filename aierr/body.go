@@ -33,6 +33,8 @@ type bodyFields struct {
 
 	// Candidate codes, decoded, in the order they are consulted (most
 	// specific first).
+	amzn      string // the x-amzn-ErrorType header, or an "…Exception" event's name (AWS)
+	awsType   []byte // __type at the root (AWS JSON protocols)
 	innerCode []byte // error.innererror.code (Azure)
 	errCode   []byte // error.code when a string (OpenAI, Azure, jobs)
 	reason    []byte // error.details[].reason (Gemini ErrorInfo)
@@ -43,15 +45,16 @@ type bodyFields struct {
 	errString []byte // "error" when a string rather than an object
 
 	// HTTP statuses given as numeric codes (Gemini, OpenRouter): error.code,
-	// and code at the root or in errors.data.
+	// and code or statusCode (Azure API Management) at the root or in
+	// errors.data.
 	errNum, topNum int
 
 	msgs   [numMsgs]aireq.Text // the messages found, by where they came from
-	hasMsg uint8               // bit i: msgs[i] was found
+	hasMsg uint8               // bit i: msgs[i] was found (numMsgs ≤ 8)
 
 	retryDelay []byte // error.details[].retryDelay (Gemini RetryInfo)
-	quotaInfo  bool   // Gemini QuotaFailure violations were present
-	perDay     bool   // a quotaId or quota metric said PerDay
+	quotaInfo  bool   // Google quota details (QuotaFailure, ErrorInfo metadata) were present
+	perDay     bool   // a quota id, limit or metric said PerDay
 
 	filtered    string // the finish, stop or block reason that said content filter
 	finishError bool   // finish_reason "error" (OpenRouter mid-stream)
@@ -63,6 +66,7 @@ const (
 	msgError       = iota // error.message
 	msgJob                // errors.data[].message (OpenAI batch errors)
 	msgRoot               // message
+	msgAWS                // Message (AWS)
 	msgDetail             // detail (FastAPI servers)
 	msgErrorString        // error, when a string
 	numMsgs
@@ -83,6 +87,25 @@ func (f *bodyFields) message() (m aireq.Text, ok bool) {
 		return aireq.Text{}, false
 	}
 	return f.msgs[bits.TrailingZeros8(f.hasMsg)], true
+}
+
+// awsName returns the exception name in an AWS error type, as Smithy's
+// protocols define it: what follows the last '#' (a namespace,
+// "com.amazon.coral.validate#ValidationException") of what precedes the
+// first ':' (a URL, "ThrottlingException:http://internal.amazon.com/…").
+func awsName[S ~string | ~[]byte](s S) S {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			s = s[:i]
+			break
+		}
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '#' {
+			return s[i+1:]
+		}
+	}
+	return s
 }
 
 // status returns the HTTP status a numeric code gave, error.code first; 0

@@ -125,6 +125,13 @@ func (b *bodyReader) root() {
 			b.each(b.jobErrors)
 		case "code":
 			b.code(&f.topCode, &f.topNum)
+		case "statusCode": // Azure API Management: {"statusCode":429,"message":…}
+			var none []byte
+			b.code(&none, &f.topNum)
+		case "__type": // AWS: "com.amazon.coral.service#ThrottlingException"
+			if f.awsType = b.str(); f.awsType != nil {
+				f.isError = true
+			}
 		case "type":
 			s, _ := b.r.ReadString()
 			if f.topType = short(s); s.Is("error") {
@@ -143,6 +150,9 @@ func (b *bodyReader) root() {
 			if !ok {
 				b.each(b.stopReason) // an Anthropic message
 			}
+		case "Message": // AWS, where the shape says so
+			s, ok := b.r.ReadString()
+			f.setMessage(msgAWS, s, ok)
 		case "detail":
 			s, ok := b.r.ReadString()
 			f.setMessage(msgDetail, s, ok)
@@ -200,8 +210,8 @@ func (b *bodyReader) innerError() {
 	})
 }
 
-// detail reads an element of Gemini's error.details: ErrorInfo, RetryInfo
-// or QuotaFailure.
+// detail reads an element of Google's error.details: ErrorInfo (its
+// reason and quota metadata), RetryInfo or QuotaFailure.
 func (b *bodyReader) detail() {
 	f := b.f
 	b.r.Object(func(k aireq.Text) bool {
@@ -213,20 +223,24 @@ func (b *bodyReader) detail() {
 			if f.retryDelay = short(s); !ok && b.r.Kind() == aireq.Number {
 				f.retryDelay, _ = b.r.Value() // seconds
 			}
-		case k.Is("violations"):
-			b.each(b.violation)
+		case k.Is("violations"), k.Is("metadata"):
+			b.each(b.quota)
 		}
 		return true
 	})
 }
 
-// violation reads a QuotaFailure violation.
-func (b *bodyReader) violation() {
+// quota reads a QuotaFailure violation (quotaId, quotaMetric) or an
+// ErrorInfo's metadata (quota_limit, quota_metric): which quota was hit,
+// and whether it is counted per day.
+func (b *bodyReader) quota() {
 	f := b.f
+	var kb [len("quota_metric")]byte
 	b.r.Object(func(k aireq.Text) bool {
-		if k.Is("quotaId") || k.Is("quotaMetric") {
+		switch string(k.Name(kb[:])) {
+		case "quotaId", "quotaMetric", "quota_limit", "quota_metric":
 			f.quotaInfo = true
-			if indexFold(b.str(), "perday") >= 0 {
+			if v := b.str(); indexFold(v, "perday") >= 0 || indexFold(v, "per_day") >= 0 {
 				f.perDay = true
 			}
 		}

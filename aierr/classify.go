@@ -28,8 +28,10 @@ type Overrides struct {
 	Status map[int]Kind
 	// Code maps a provider code to a Kind. It is matched exactly against
 	// Verdict.Code and the error body's error.code, error.type,
-	// error.status, error.innererror.code and details reason; for transport
-	// errors against the names in Verdict.Code (connect, timeout, …).
+	// error.status, error.innererror.code and details reason, and AWS's
+	// exception name (x-amzn-ErrorType or __type, without namespace or
+	// URL); for transport errors against the names in Verdict.Code
+	// (connect, timeout, …).
 	Code map[string]Kind
 }
 
@@ -70,6 +72,7 @@ func (c *Classifier) Classify(status int, header http.Header, body []byte) Verdi
 	}
 	var f bodyFields
 	msg := c.readBody(body, &f)
+	f.amzn = hh.errType
 	v := c.decide(status, &f, msg)
 	v.Limits = hh.limits
 	setWait(&v, &hh, &f, msg)
@@ -133,7 +136,16 @@ func (c *Classifier) decide(status int, f *bodyFields, msg []byte) Verdict {
 			v.Status = status
 		}
 	}
-	fields := [...][]byte{f.errCode, f.innerCode, f.reason, f.errType, f.errStatus, f.topCode, f.topType, f.errString}
+	// AWS names its exception in a header or __type: it is the most
+	// specific code there is. (Copied to the stack to be looked up as the
+	// others are; a name longer than a code is none.)
+	var ab [MaxCodeLen]byte
+	var amzn []byte
+	if n := awsName(f.amzn); len(n) <= MaxCodeLen {
+		amzn = append(ab[:0], n...)
+	}
+	fields := [...][]byte{amzn, awsName(f.awsType), f.errCode, f.innerCode, f.reason, f.errType, f.errStatus,
+		f.topCode, f.topType, f.errString}
 	var generic codeInfo
 	var codeRaw []byte
 	found, decided := false, false
@@ -218,10 +230,12 @@ func statusKind(status int) (k Kind, sub SubKind, known bool) {
 	return Outage, NoSub, false
 }
 
-// refine adjusts a verdict using the message text and Gemini quota details,
-// the only clue some servers give. specific says a provider-specific code
-// decided the verdict; then the message is searched only for what that code
-// leaves open (a per-day window behind rate_limit_exceeded).
+// refine adjusts a verdict using the message text and Google's quota
+// details, the only clue some servers give. specific says a
+// provider-specific code decided the verdict; then the message is searched
+// only for what that code leaves open (a per-day window behind
+// rate_limit_exceeded, a model the target does not have behind an access
+// denial).
 func refine(v *Verdict, f *bodyFields, msg []byte, specific bool) {
 	var t lowerText
 	switch v.Kind {
@@ -235,8 +249,24 @@ func refine(v *Verdict, f *bodyFields, msg []byte, specific bool) {
 			v.Sub = ContextLength
 		case t.has(contentFilterPhrases):
 			v.Sub = ContentFilter
+		case t.has(notDeployedPhrases):
+			v.Sub = NotDeployed
 		case t.has(quotaPhrases):
 			v.Kind, v.Sub = Quota, Billing
+		case t.has(locationPhrases):
+			// Google's FAILED_PRECONDITION "User location is not
+			// supported": no key of this provider works from here.
+			v.Kind, v.Sub = Auth, PermissionDenied
+		}
+	case Auth:
+		// Bedrock's AccessDeniedException "You don't have access to the
+		// model with the specified model ID" is about one model on one
+		// target, not about the credential.
+		if len(msg) > 0 {
+			t.set(msg)
+			if t.has(notDeployedPhrases) {
+				v.Kind, v.Sub = ClientError, NotDeployed
+			}
 		}
 	case Throttle:
 		if f.perDay {
@@ -282,7 +312,13 @@ func (c *Classifier) override(v *Verdict, f *bodyFields) {
 			return
 		}
 		if f != nil {
-			for _, raw := range [...][]byte{f.errCode, f.innerCode, f.reason, f.errType, f.errStatus, f.topCode} {
+			if n := awsName(f.amzn); n != "" {
+				if k, ok := o.Code[n]; ok {
+					v.Kind = k
+					return
+				}
+			}
+			for _, raw := range [...][]byte{awsName(f.awsType), f.errCode, f.innerCode, f.reason, f.errType, f.errStatus, f.topCode} {
 				if k, ok := o.Code[string(raw)]; ok && len(raw) > 0 {
 					v.Kind = k
 					return

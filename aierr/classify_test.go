@@ -61,6 +61,8 @@ func TestPolicy(t *testing.T) {
 		{ClientError, NotFound, false, false, false, BreakerIgnore},
 		{ClientError, ContextLength, false, true, false, BreakerIgnore},
 		{ClientError, ContentFilter, false, true, false, BreakerIgnore},
+		{ClientError, NotDeployed, false, true, false, BreakerIgnore},
+		{Outage, NotReady, true, true, false, BreakerFailure},
 		{Canceled, NoSub, false, false, false, BreakerIgnore},
 	}
 	for _, tt := range tests {

@@ -16,11 +16,16 @@ type codeInfo struct {
 var codeTable = func() map[string]codeInfo {
 	entries := []codeInfo{
 		// Throttle.
-		{name: "rate_limit_exceeded", kind: Throttle},                   // OpenAI, Azure, Groq; Gemini reason
-		{name: "rate_limit_error", kind: Throttle},                      // Anthropic
-		{name: "RESOURCE_EXHAUSTED", kind: Throttle},                    // Gemini (PerDay → Quota)
-		{name: "too_many_requests", kind: Throttle},                     // various
-		{name: "ThrottlingException", kind: Throttle},                   // Bedrock
+		{name: "rate_limit_exceeded", kind: Throttle}, // OpenAI, Azure, Groq; Gemini reason
+		{name: "rate_limit_error", kind: Throttle},    // Anthropic
+		{name: "RESOURCE_EXHAUSTED", kind: Throttle},  // Gemini (PerDay → Quota)
+		{name: "too_many_requests", kind: Throttle},   // various
+		{name: "ThrottlingException", kind: Throttle}, // Bedrock 429 (per-day message → Quota)
+		// Bedrock: "Your request exceeds the service quota for your account
+		// … You can resubmit your request later." Bedrock's quotas are per
+		// model and region, so this is that target's rate wall, not the
+		// credential's standing: a throttle, whatever the status (400).
+		{name: "ServiceQuotaExceededException", kind: Throttle},
 		{name: "requests", kind: Throttle, generic: true},               // OpenAI 429 type
 		{name: "tokens", kind: Throttle, generic: true},                 // OpenAI 429 type
 		{name: "rate_limit", kind: Throttle, generic: true},             // various
@@ -31,6 +36,7 @@ var codeTable = func() map[string]codeInfo {
 		{name: "insufficient_credits", kind: Quota, sub: Billing},       // OpenRouter and others
 		{name: "payment_required", kind: Quota, sub: Billing},           // various
 		{name: "quota_exceeded", kind: Quota},                           // various
+		{name: "BILLING_DISABLED", kind: Quota, sub: Billing},           // Google ErrorInfo reason (on a 403)
 		// Capacity.
 		{name: "queue_full", kind: Capacity},                 // job APIs
 		{name: "provider_capacity_exceeded", kind: Capacity}, // job APIs
@@ -51,6 +57,17 @@ var codeTable = func() map[string]codeInfo {
 		{name: "internal_server_error", kind: Outage, generic: true},
 		{name: "INTERNAL", kind: Outage, generic: true}, // Gemini 500
 		{name: "UNKNOWN", kind: Outage, generic: true},  // Gemini
+		// Bedrock and AWS. Specific codes beat a status that says otherwise
+		// (ModelNotReadyException is a 429, ModelErrorException a 424).
+		{name: "ServiceUnavailableException", kind: Outage},            // Bedrock 503
+		{name: "ServiceUnavailable", kind: Outage},                     // AWS common 503, Azure 503
+		{name: "InternalServerException", kind: Outage, generic: true}, // Bedrock 500, in-stream
+		{name: "InternalFailure", kind: Outage, generic: true},         // AWS common 500
+		{name: "InternalServerError", kind: Outage, generic: true},     // Azure 500
+		{name: "ModelNotReadyException", kind: Outage, sub: NotReady},  // Bedrock 429: the model cannot serve yet
+		{name: "ModelTimeoutException", kind: Outage, sub: Timeout},    // Bedrock 408
+		{name: "ModelErrorException", kind: Outage},                    // Bedrock 424: the model failed
+		{name: "ModelStreamErrorException", kind: Outage},              // Bedrock 424, in-stream
 		// Auth.
 		{name: "authentication_error", kind: Auth, sub: Unauthenticated}, // Anthropic
 		{name: "invalid_api_key", kind: Auth, sub: Unauthenticated},      // OpenAI
@@ -64,6 +81,24 @@ var codeTable = func() map[string]codeInfo {
 		{name: "forbidden", kind: Auth, sub: PermissionDenied},                            // various
 		{name: "unsupported_country_region_territory", kind: Auth, sub: PermissionDenied}, // OpenAI
 		{name: "access_terminated", kind: Auth, sub: PermissionDenied},                    // OpenAI
+		{name: "AccessDeniedException", kind: Auth, sub: PermissionDenied},                // Bedrock 403 (IAM)
+		{name: "NotAuthorized", kind: Auth, sub: PermissionDenied},                        // AWS common 400
+		{name: "UnrecognizedClientException", kind: Auth, sub: Unauthenticated},           // AWS 403: unknown access key
+		{name: "InvalidClientTokenId", kind: Auth, sub: Unauthenticated},                  // AWS common 403
+		{name: "InvalidSignatureException", kind: Auth, sub: Unauthenticated},             // AWS 403
+		{name: "SignatureDoesNotMatch", kind: Auth, sub: Unauthenticated},                 // AWS common 403
+		{name: "IncompleteSignature", kind: Auth, sub: Unauthenticated},                   // AWS common 400
+		{name: "IncompleteSignatureException", kind: Auth, sub: Unauthenticated},          // AWS JSON protocols
+		{name: "MissingAuthenticationToken", kind: Auth, sub: Unauthenticated},            // AWS common 403
+		{name: "MissingAuthenticationTokenException", kind: Auth, sub: Unauthenticated},   // AWS JSON protocols
+		{name: "ExpiredTokenException", kind: Auth, sub: Unauthenticated},                 // AWS 403: session token expired
+		{name: "RequestExpired", kind: Auth, sub: Unauthenticated},                        // AWS common 400: signed too long ago
+		{name: "SERVICE_DISABLED", kind: Auth, sub: PermissionDenied},                     // Google ErrorInfo reason
+		{name: "CONSUMER_SUSPENDED", kind: Auth, sub: PermissionDenied},                   // Google ErrorInfo reason
+		{name: "IAM_PERMISSION_DENIED", kind: Auth, sub: PermissionDenied},                // Google ErrorInfo reason
+		{name: "ACCESS_TOKEN_SCOPE_INSUFFICIENT", kind: Auth, sub: PermissionDenied},      // Google ErrorInfo reason
+		{name: "ACCESS_TOKEN_EXPIRED", kind: Auth, sub: Unauthenticated},                  // Google ErrorInfo reason
+		{name: "CREDENTIALS_MISSING", kind: Auth, sub: Unauthenticated},                   // Google ErrorInfo reason
 		// Client errors.
 		{name: "context_length_exceeded", kind: ClientError, sub: ContextLength},      // OpenAI, Azure
 		{name: "content_filter", kind: ClientError, sub: ContentFilter},               // Azure, OpenAI
@@ -74,11 +109,17 @@ var codeTable = func() map[string]codeInfo {
 		{name: "payload_too_large", kind: ClientError, sub: RequestTooLarge},
 		{name: "not_found_error", kind: ClientError, sub: NotFound}, // Anthropic
 		{name: "model_not_found", kind: ClientError, sub: NotFound}, // OpenAI
+		// The model is not there on that target: the ladder goes on.
+		{name: "ResourceNotFoundException", kind: ClientError, sub: NotDeployed}, // Bedrock 404: not enabled, wrong region, end of life
+		{name: "FTUFormNotFilled", kind: ClientError, sub: NotDeployed},          // Bedrock 404: model use case form not submitted
+		{name: "MPAgreementBeingCreated", kind: ClientError, sub: NotDeployed},   // Bedrock 403: Marketplace subscription pending
+		{name: "DeploymentNotFound", kind: ClientError, sub: NotDeployed},        // Azure OpenAI 404
 		{name: "NOT_FOUND", kind: ClientError, sub: NotFound, generic: true},
 		{name: "invalid_request_error", kind: ClientError, generic: true}, // OpenAI, Anthropic
 		{name: "INVALID_ARGUMENT", kind: ClientError, generic: true},      // Gemini
 		{name: "FAILED_PRECONDITION", kind: ClientError, generic: true},   // Gemini
 		{name: "BadRequestError", kind: ClientError, generic: true},       // vLLM
+		{name: "ValidationException", kind: ClientError, generic: true},   // Bedrock 400 (messages refine: context length, …)
 		{name: "bad_request", kind: ClientError, generic: true},
 		{name: "CANCELLED", kind: Canceled, generic: true}, // Gemini
 	}

@@ -150,6 +150,73 @@ func TestClassifyFixtures(t *testing.T) {
 		{"gemini_403_permission_denied.http", want{Auth, PermissionDenied, 403, "PERMISSION_DENIED", 0, NoWait, "unregistered callers"}},
 		{"gemini_200_safety.http", want{ClientError, ContentFilter, 200, "SAFETY", 0, NoWait, ""}},
 		{"gemini_200_prompt_blocked.http", want{ClientError, ContentFilter, 200, "PROMPT_BLOCKED", 0, NoWait, ""}},
+		// Google: Gemini API and Vertex AI (google.rpc.Status, with
+		// RetryInfo, QuotaFailure and ErrorInfo details).
+		// The documented 429 with all three details: a per-minute quota,
+		// waited out as RetryInfo says.
+		{"gemini_429_retry_info_quota_failure_error_info.http", want{Throttle, NoSub, 429, "rate_limit_exceeded", 37 * time.Second, WaitBody, "exceeded your current quota"}},
+		// retryDelay is a protobuf Duration: fractions of a second.
+		{"gemini_429_retry_delay_fraction.http", want{Throttle, NoSub, 429, "RESOURCE_EXHAUSTED", 1250 * time.Millisecond, WaitBody, "Resource has been exhausted"}},
+		// Vertex AI's dynamic shared quota: the shared pool is busy.
+		{"vertex_429_resource_exhausted.http", want{Throttle, NoSub, 429, "RESOURCE_EXHAUSTED", 0, NoWait, "Resource exhausted"}},
+		// Vertex AI's standard quota error: per minute is a throttle …
+		{"vertex_429_quota_per_minute_message.http", want{Throttle, NoSub, 429, "RESOURCE_EXHAUSTED", 0, NoWait, "per_minute"}},
+		// … per day (ErrorInfo metadata quota_limit) is the day's quota.
+		{"vertex_429_quota_per_day_error_info.http", want{Quota, DailyQuota, 429, "rate_limit_exceeded", 0, NoWait, "per day"}},
+		{"vertex_500_internal.http", want{Outage, NoSub, 500, "INTERNAL", 0, NoWait, "Internal error"}},
+		{"vertex_503_unavailable.http", want{Outage, NoSub, 503, "UNAVAILABLE", 0, NoWait, "unavailable"}},
+		{"vertex_504_deadline_exceeded.http", want{Outage, Timeout, 504, "DEADLINE_EXCEEDED", 0, NoWait, "timed out"}},
+		{"vertex_401_unauthenticated_error_info.http", want{Auth, Unauthenticated, 401, "ACCESS_TOKEN_EXPIRED", 0, NoWait, "invalid authentication"}},
+		{"vertex_403_permission_denied_iam.http", want{Auth, PermissionDenied, 403, "IAM_PERMISSION_DENIED", 0, NoWait, "aiplatform.endpoints.predict"}},
+		// ErrorInfo BILLING_DISABLED on a 403: the project's billing, not a key.
+		{"vertex_403_billing_disabled.http", want{Quota, Billing, 403, "BILLING_DISABLED", 0, NoWait, "billing to be enabled"}},
+		{"vertex_400_input_token_count.http", want{ClientError, ContextLength, 400, "INVALID_ARGUMENT", 0, NoWait, "input token count"}},
+		// FAILED_PRECONDITION: a region Google does not serve is no key's
+		// fault and no outage; billing off is the project's quota.
+		{"gemini_400_failed_precondition_location.http", want{Auth, PermissionDenied, 400, "FAILED_PRECONDITION", 0, NoWait, "location is not supported"}},
+		{"gemini_400_failed_precondition_billing.http", want{Quota, Billing, 400, "FAILED_PRECONDITION", 0, NoWait, "enable billing"}},
+		// NOT_FOUND is the client's, except a publisher model the project
+		// or region does not have: that target lacks the model.
+		{"gemini_404_not_found.http", want{ClientError, NotFound, 404, "NOT_FOUND", 0, NoWait, "is not found"}},
+		{"vertex_404_publisher_model_not_found.http", want{ClientError, NotDeployed, 404, "NOT_FOUND", 0, NoWait, "Publisher Model"}},
+		// streamGenerateContent without SSE: a JSON array whose last element
+		// is an error.
+		{"gemini_200_stream_array_error.http", want{Outage, NoSub, 503, "UNAVAILABLE", 0, NoWait, "overloaded"}},
+		// AWS Bedrock runtime (InvokeModel, Converse): the exception name in
+		// x-amzn-ErrorType or __type, the message in message or Message.
+		{"bedrock_429_throttling_exception.http", want{Throttle, NoSub, 429, "ThrottlingException", 0, NoWait, "Too many requests"}},
+		{"bedrock_429_throttling_exception_tokens_per_day.http", want{Quota, DailyQuota, 429, "ThrottlingException", 0, NoWait, "per day"}},
+		{"bedrock_400_service_quota_exceeded_exception.http", want{Throttle, NoSub, 400, "ServiceQuotaExceededException", 0, NoWait, "resubmit your request later"}},
+		{"bedrock_503_service_unavailable_exception.http", want{Outage, NoSub, 503, "ServiceUnavailableException", 0, NoWait, "unable to process"}},
+		{"bedrock_500_internal_server_exception.http", want{Outage, NoSub, 500, "InternalServerException", 0, NoWait, "internal error"}},
+		{"bedrock_429_model_not_ready_exception.http", want{Outage, NotReady, 429, "ModelNotReadyException", 0, NoWait, "not ready"}},
+		{"bedrock_408_model_timeout_exception.http", want{Outage, Timeout, 408, "ModelTimeoutException", 0, NoWait, "too long"}},
+		{"bedrock_424_model_error_exception.http", want{Outage, NoSub, 424, "ModelErrorException", 0, NoWait, "from model"}},
+		{"bedrock_400_validation_exception.http", want{ClientError, NoSub, 400, "ValidationException", 0, NoWait, "Malformed input"}},
+		{"bedrock_400_validation_exception_json_type.http", want{ClientError, NoSub, 400, "ValidationException", 0, NoWait, "modelId"}},
+		{"bedrock_400_validation_exception_input_too_long.http", want{ClientError, ContextLength, 400, "ValidationException", 0, NoWait, "Input is too long"}},
+		{"bedrock_400_validation_exception_too_many_input_tokens.http", want{ClientError, ContextLength, 400, "ValidationException", 0, NoWait, "Too many input tokens"}},
+		{"bedrock_400_validation_exception_prompt_too_long.http", want{ClientError, ContextLength, 400, "ValidationException", 0, NoWait, "prompt is too long"}},
+		// A model that needs an inference profile: this target cannot serve it.
+		{"bedrock_400_validation_exception_on_demand_not_supported.http", want{ClientError, NotDeployed, 400, "ValidationException", 0, NoWait, "on-demand throughput"}},
+		{"bedrock_403_access_denied_exception.http", want{Auth, PermissionDenied, 403, "AccessDeniedException", 0, NoWait, "bedrock:InvokeModel"}},
+		// Model access not granted in that account and region: the
+		// credential is fine, the target lacks the model.
+		{"bedrock_403_access_denied_exception_model_access.http", want{ClientError, NotDeployed, 403, "AccessDeniedException", 0, NoWait, "specified model ID"}},
+		{"bedrock_403_unrecognized_client_exception.http", want{Auth, Unauthenticated, 403, "UnrecognizedClientException", 0, NoWait, "security token"}},
+		{"bedrock_403_invalid_signature_exception.http", want{Auth, Unauthenticated, 403, "InvalidSignatureException", 0, NoWait, "signature"}},
+		{"bedrock_403_expired_token_exception.http", want{Auth, Unauthenticated, 403, "ExpiredTokenException", 0, NoWait, "expired"}},
+		{"bedrock_400_incomplete_signature.http", want{Auth, Unauthenticated, 400, "IncompleteSignatureException", 0, NoWait, "'Signature' parameter"}},
+		{"bedrock_404_resource_not_found_exception.http", want{ClientError, NotDeployed, 404, "ResourceNotFoundException", 0, NoWait, "end of its life"}},
+		// Azure OpenAI: 429s (retry-after-ms beats retry-after, see
+		// azure_429_retry_after_ms.http), outages, a deployment missing.
+		{"azure_429_retry_after_only.http", want{Throttle, NoSub, 429, "", 10 * time.Second, WaitRetryAfter, "call rate limit"}},
+		{"azure_429_apim_rate_limit.http", want{Throttle, NoSub, 429, "", 2 * time.Second, WaitMessage, "Rate limit is exceeded"}},
+		{"azure_408_timeout.http", want{Outage, Timeout, 408, "timeout", 0, NoWait, "timeout"}},
+		{"azure_500_internal_server_error.http", want{Outage, NoSub, 500, "InternalServerError", 0, NoWait, "Sorry about that"}},
+		{"azure_503_service_unavailable.http", want{Outage, NoSub, 503, "ServiceUnavailable", 0, NoWait, "temporarily unable"}},
+		{"azure_404_deployment_not_found.http", want{ClientError, NotDeployed, 404, "DeploymentNotFound", 0, NoWait, "deployment for this resource"}},
+		{"azure_401_invalid_subscription_key.http", want{Auth, Unauthenticated, 401, "", 0, NoWait, "invalid subscription key"}},
 		// OpenRouter, DeepSeek, vLLM.
 		{"openrouter_402.http", want{Quota, Billing, 402, "", 0, NoWait, "more credits"}},
 		{"openrouter_429.http", want{Throttle, NoSub, 429, "", 0, NoWait, "Provider returned error"}},
@@ -224,6 +291,17 @@ func TestClassifyEventFixtures(t *testing.T) {
 		{"openai_stream_content_filter.sse", want{ClientError, ContentFilter, 0, "content_filter", 0, NoWait, ""}},
 		{"gemini_stream_safety.sse", want{ClientError, ContentFilter, 0, "SAFETY", 0, NoWait, ""}},
 		{"openai_stream_ok.sse", want{Success, NoSub, 0, "", 0, NoWait, ""}},
+		// Bedrock's event-stream exceptions as the provider passes them on:
+		// an Anthropic error event, an OpenAI error chunk, an event named
+		// after the exception.
+		{"bedrock_stream_throttling_exception.sse", want{Throttle, NoSub, 0, "ThrottlingException", 0, NoWait, "Too many tokens"}},
+		{"bedrock_stream_model_stream_error_exception.sse", want{Outage, NoSub, 0, "ModelStreamErrorException", 0, NoWait, "interrupted"}},
+		{"bedrock_stream_internal_server_exception.sse", want{Outage, NoSub, 0, "InternalServerException", 0, NoWait, "internal error"}},
+		{"bedrock_stream_validation_exception.sse", want{ClientError, ContextLength, 0, "ValidationException", 0, NoWait, "Input is too long"}},
+		// Gemini's stream error as a JSON array.
+		{"gemini_stream_error_array.sse", want{Outage, NoSub, 503, "UNAVAILABLE", 0, NoWait, "overloaded"}},
+		// A Gemini safety stop as the provider translates it.
+		{"gemini_translated_stream_content_filter.sse", want{ClientError, ContentFilter, 0, "content_filter", 0, NoWait, ""}},
 	}
 	c := testClassifier()
 	seen := map[string]bool{}

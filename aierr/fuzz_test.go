@@ -32,6 +32,9 @@ func checkBounded(t *testing.T, what string, v Verdict) {
 	if len(v.Message) > MaxMessageLen || len(v.Code) > MaxCodeLen {
 		t.Fatalf("%s: message %d bytes, code %d bytes", what, len(v.Message), len(v.Code))
 	}
+	if v.Code != "" && !isCode([]byte(v.Code)) {
+		t.Fatalf("%s: code %q is not a token", what, v.Code)
+	}
 	if v.Wait < 0 || v.Wait > MaxWait {
 		t.Fatalf("%s: wait %v", what, v.Wait)
 	}
@@ -74,6 +77,13 @@ func FuzzClassify(f *testing.F) {
 	f.Add(429, "retry-after: Sun, 01 Jun 2025 12:00:30 GMT\nx-ratelimit-reset-tokens: 1m30.5s", []byte(`{"error":{"message":"try again in 6m0s"}}`))
 	f.Add(0, "", []byte(`[[[[[[[[[[[[[[[[[[[[{"error":"x"}]]]]]]]]]]]]]]]]]]]`))
 	f.Add(500, "anthropic-ratelimit-tokens-reset: 9999-12-31T23:59:59Z", []byte(`{"error":{"message":"\ud800\u","code":1e999}}`))
+	f.Add(429, "x-amzn-errortype: ThrottlingException:http://internal.amazon.com/\nX-Amzn-ErrorType: a#b:c", []byte(`{"__type":"x#ModelNotReadyException","Message":"m"}`))
+	f.Add(400, "X-Amzn-Errortype: \"bad value\" #:", []byte(`{"__type":"#","message":"Input is too long"}`))
+	f.Add(403, "x-amzn-errortype: AccessDeniedException", []byte(`{"message":"You don't have access to the model with the specified model ID."}`))
+	f.Add(200, "event:throttlingException", []byte(`{"message":"Too many tokens, please wait before trying again."}`))
+	f.Add(200, "event:"+strings.Repeat("x", 100)+"Exception", []byte(`{"message":"m"}`))
+	f.Add(429, "", []byte(`[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit":"PerDay","quota_limit":1}},{"retryDelay":"1.250s"}]}}]`))
+	f.Add(0, "", []byte(`{"statusCode":"429","statusCode":503,"message":"x"}`))
 
 	c := testClassifier()
 	f.Fuzz(func(t *testing.T, status int, header string, body []byte) {
@@ -121,6 +131,8 @@ func FuzzBodyMatchesEncodingJSON(f *testing.F) {
 		`{"error":{"message":"a\nb","message":"c\u00e9","type":1,"type":"x"},"error":{"status":"S"}}`,
 		`{"code":"queue_full","type":"error","error_type":"x","error":"e\"rr"}`,
 		`{"error":{"innererror":{"code":"A","code":"B"}},"":{"error":{"code":"C"}}}`,
+		`{"__type":"com.amazon#ThrottlingException","__type":"Validation\u0045xception","Message":"m"}`,
+		`{"__type":1,"__type":null,"message":"m"}`,
 		"{\"error\":{\"code\xff\":\"queue_full\",\"message\":\"\xff\"}}",
 	} {
 		f.Add([]byte(s))
@@ -156,6 +168,7 @@ func FuzzBodyMatchesEncodingJSON(f *testing.F) {
 			}
 		}
 		check("error (a string)", fs.errString, str(top, "error"))
+		check("__type", fs.awsType, str(top, "__type"))
 		if _, ok := top["errors"]; !ok {
 			check("code", fs.topCode, str(top, "code"))
 		}

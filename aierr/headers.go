@@ -10,6 +10,7 @@ import (
 type headerHints struct {
 	ms, after       time.Duration // retry-after-ms / x-ms-retry-after-ms; Retry-After
 	hasMS, hasAfter bool
+	errType         string // x-amzn-ErrorType (AWS), as sent
 	limits          RateLimits
 }
 
@@ -22,6 +23,7 @@ const (
 	partResetTime // an RFC 3339 time (Anthropic)
 	partAfter     // Retry-After: seconds or an HTTP date
 	partAfterMS   // retry-after-ms, x-ms-retry-after-ms: milliseconds
+	partErrorType // x-amzn-ErrorType: an AWS exception name
 )
 
 // Windows of RateLimits, by index.
@@ -54,6 +56,9 @@ func headerField(name string) (part, win int) {
 		}
 		if len(name) == len("x-ms-retry-after-ms") && hasPrefixFold(name, "x-ms-retry-after-ms") {
 			return partAfterMS, 0
+		}
+		if len(name) == len("x-amzn-errortype") && hasPrefixFold(name, "x-amzn-errortype") {
+			return partErrorType, 0
 		}
 	case 'a', 'A':
 		if hasPrefixFold(name, "anthropic-ratelimit-") {
@@ -136,7 +141,8 @@ func equalFold(s, lit string) bool {
 	return true
 }
 
-// scanHeaders reads the wait and rate-limit headers of h into hh. It walks
+// scanHeaders reads the wait and rate-limit headers of h, and AWS's
+// x-amzn-ErrorType, into hh. It walks
 // the header map once rather than looking up twenty names. Values that do
 // not parse are ignored.
 func (c *Classifier) scanHeaders(h http.Header, hh *headerHints, clk *lazyNow) {
@@ -176,6 +182,8 @@ func (c *Classifier) scanHeaders(h http.Header, hh *headerHints, clk *lazyNow) {
 			if d, ok := parseSeconds(v, time.Millisecond); ok {
 				hh.ms, hh.hasMS = d, true
 			}
+		case partErrorType:
+			hh.errType = v
 		}
 	}
 }

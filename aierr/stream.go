@@ -18,16 +18,28 @@ func ClassifyEvent(event string, data []byte) Verdict {
 // (finish_reason "content_filter", Gemini finishReason "SAFETY", Anthropic
 // stop_reason "refusal"). Ordinary content events and "[DONE]" are Success.
 //
-// An "error" event whose data is not a known error shape is an Outage.
+// Bedrock's in-stream exceptions are read in either form a provider
+// passes them on: as an error whose type or code is the exception's name
+// ("throttlingException", "modelStreamErrorException", …; case does not
+// matter), or as an event named after the exception with its payload,
+// {"message":…}, as data. Throttling is a Throttle; internal server,
+// service unavailable, model stream and model timeout errors are an
+// Outage; a validation error is a ClientError.
+//
+// An "error" event whose data is not a known error shape is an Outage,
+// and so is an unknown "…Exception" event.
 func (c *Classifier) ClassifyEvent(event string, data []byte) Verdict {
 	data = bytes.TrimSpace(data)
 	if len(data) > MaxBody {
 		data = data[:MaxBody]
 	}
-	if event == "error" {
+	if event == "error" || isException(event) {
 		var f bodyFields
 		msg := c.readBody(data, &f)
 		f.isError = true
+		if event != "error" {
+			f.amzn = event
+		}
 		return c.bodyError(0, &f, msg)
 	}
 	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
@@ -103,6 +115,13 @@ func (c *Classifier) finish(v Verdict, f *bodyFields) Verdict {
 		v.Message = decodeMessage(m, MaxMessageLen)
 	}
 	return v
+}
+
+// isException reports whether an event is named like an AWS exception
+// ("throttlingException"): an event-stream exception passed on as it came.
+func isException(event string) bool {
+	const suffix = "Exception"
+	return len(event) > len(suffix) && len(event) <= MaxCodeLen && event[len(event)-len(suffix):] == suffix
 }
 
 func successVerdict(status int) Verdict {

@@ -14,6 +14,7 @@ var (
 		"prompt is too long", "too many tokens", "input is too long",
 		"input token count", "exceeds the maximum number of tokens",
 		"maximum input length", "max_new_tokens` must be", "reduce the length of the messages",
+		"too many input tokens", // Bedrock ValidationException
 	)
 	contentFilterPhrases = phrases(
 		"content management policy", "content filter", "content_filter",
@@ -27,8 +28,23 @@ var (
 	quotaPhrases = phrases(
 		"exceeded your current quota", "insufficient balance", "insufficient credits",
 		"insufficient funds", "spend limit", "credit balance is too low",
+		"enable billing", "billing to be enabled", // Google: billing off for the project
 	)
-	dailyPhrases = phrases("per day", "perday", "daily")
+	dailyPhrases = phrases("per day", "perday", "per_day", "daily")
+	// The model is not there on the target (NotDeployed), in the words of
+	// answers whose code says less: Azure's 404 without a code, Bedrock's
+	// ValidationException and AccessDeniedException for a model the
+	// account or region lacks, Vertex AI's NOT_FOUND for a publisher model.
+	notDeployedPhrases = phrases(
+		"deployment for this resource does not exist",
+		"with on-demand throughput",
+		"model identifier is invalid",
+		"could not resolve the foundation model",
+		"have access to the model with the specified model id",
+		"was not found or your project does not have access to it",
+	)
+	// Google's FAILED_PRECONDITION for a region it does not serve.
+	locationPhrases = phrases("location is not supported")
 )
 
 // phraseSet is a list of lower-case phrases, kept as byte slices so that

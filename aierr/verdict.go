@@ -35,7 +35,8 @@ const (
 	Quota
 	// ClientError: the request itself is wrong (400, 404, 413, 422). No
 	// retry, no failover, except the sub-kinds ContextLength and
-	// ContentFilter, which may go to another target.
+	// ContentFilter, which may go to another target, and NotDeployed,
+	// which should.
 	ClientError
 	// Canceled: the caller canceled its own request. Nobody's fault
 	// upstream: never trips, never retried.
@@ -135,6 +136,19 @@ const (
 	// StreamStalled (Outage): a stream went silent past its idle budget
 	// (ErrStreamStalled).
 	StreamStalled
+	// NotDeployed (ClientError): the model is not there on this target:
+	// not deployed (Azure DeploymentNotFound), not enabled for the account
+	// or not offered in the region (Bedrock ResourceNotFoundException,
+	// Vertex AI's "Publisher Model … was not found"). The target is
+	// misconfigured, not failing and not throttling: the breaker ignores
+	// it, and a ladder should go on to its next target, whatever the
+	// alias says about other client errors.
+	NotDeployed
+	// NotReady (Outage): the model exists on the target but cannot serve
+	// yet (Bedrock ModelNotReadyException, a model being loaded). The
+	// target is unusable for now: it counts against the breaker, and the
+	// walk fails over.
+	NotReady
 
 	numSubKinds
 )
@@ -156,6 +170,8 @@ var subNames = [numSubKinds]string{
 	TLS:              "tls",
 	FirstByteTimeout: "first_byte_timeout",
 	StreamStalled:    "stream_stalled",
+	NotDeployed:      "not_deployed",
+	NotReady:         "not_ready",
 }
 
 // String returns the sub-kind's lower-case name; NoSub is "".
@@ -292,8 +308,10 @@ type Verdict struct {
 	// (after Wait, or after backoff when Wait is 0).
 	SameTarget bool
 	// OtherTarget reports whether the call may go to another target or key.
-	// For ClientError it is true only for ContextLength and ContentFilter:
-	// the caller decides per model alias whether to use it.
+	// For ClientError it is true only for ContextLength and ContentFilter,
+	// where the caller decides per model alias whether to use it, and for
+	// NotDeployed, where it should always move on: the target cannot serve
+	// the model at all.
 	OtherTarget bool
 	// NewIdempotencyKey reports that a retry must carry a new idempotency
 	// key, because the provider would replay this refusal for the old one.
@@ -359,6 +377,6 @@ func (v *Verdict) policy() {
 	case Auth, Quota:
 		v.OtherTarget = true
 	case ClientError:
-		v.OtherTarget = v.Sub == ContextLength || v.Sub == ContentFilter
+		v.OtherTarget = v.Sub == ContextLength || v.Sub == ContentFilter || v.Sub == NotDeployed
 	}
 }
