@@ -41,7 +41,7 @@ func claudeStream(t testing.TB, extra ...frame) []byte {
 func TestClaudeChatGoesToInvokeModelWithTheMessagesBody(t *testing.T) {
 	f := newFake(t, jsonAnswer(200, claudeMessage))
 	u := newUpstream(t, f, func(c *Config) { c.Header = http.Header{"Anthropic-Beta": {"context-1m-2025-08-07"}} })
-	c := chatCall(`{"model":"`+claudeModel+`","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"max_tokens":20}`, false)
+	c := chatCall(`{"model":"`+claudeModel+`","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"max_tokens":20,"user":"u1"}`, false)
 	c.Header = http.Header{"Anthropic-Beta": {"interleaved-thinking-2025-05-14, context-1m-2025-08-07"}}
 	resp := send(t, u, c)
 	var got chatCompletion
@@ -88,7 +88,7 @@ func TestNativeMessagesPassThrough(t *testing.T) {
 	}
 	// A hostile body: an escaped "stream", case variants, a repeated key.
 	native := `{"model":"` + claudeModel + `","str\u0065am":false,"Model":"x","max_tokens":1,"max_tokens":64,` +
-		`"messages":[{"role":"user","content":"Hi"}],"anthropic_beta":["b1"],"anthropic_version":"2023-06-01"}`
+		`"messages":[{"role":"user","content":"Hi"}],"anthropic_beta":["b1"],"anthropic_version":"2023-06-01","metadata":{"user_id":"u"}}`
 	resp := send(t, u, &router.Call{Path: "/messages", Model: claudeModel, Native: []byte(native),
 		Header: http.Header{"Anthropic-Beta": {"b2"}}})
 	if got := readBody(t, resp); got != claudeMessage {

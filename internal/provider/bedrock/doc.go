@@ -43,7 +43,8 @@
 // URL says both), with "anthropic_version": "bedrock-2023-05-31", and the
 // anthropic-beta flags (Config.Header's, then the client's Anthropic-Beta
 // header, then the body's own "anthropic_beta") as the "anthropic_beta"
-// array. Keys are read decoded, as Bedrock reads them ("str\u0065am" is
+// array. "metadata" is removed too: Bedrock refuses it, and Anthropic uses
+// it only to trace abuse. Keys are read decoded, as Bedrock reads them ("str\u0065am" is
 // "stream"); of a repeated key the last is kept; case variants of the
 // removed keys are removed too.
 //

@@ -22,7 +22,9 @@ type member struct {
 // invokeBody turns a Messages body into InvokeModel's: "model" and
 // "stream" removed (the URL says both), "anthropic_version" set, and the
 // anthropic-beta flags (betas, then the body's own "anthropic_beta") as
-// "anthropic_beta". Keys are read decoded, as Bedrock reads them: an
+// "anthropic_beta". "metadata" (a user ID for Anthropic's abuse checks)
+// goes too: Bedrock refuses the key, and the answer means the same
+// without it. Keys are read decoded, as Bedrock reads them: an
 // escaped "str\u0065am" is "stream"; of a repeated key the last value is
 // kept, as encoding/json and the gateway's reading keep it. Case variants
 // of the removed keys ("Model") go too, so that no reader can see one.
@@ -43,7 +45,8 @@ func invokeBody(body []byte, betas []string) ([]byte, error) {
 			betas = splitBeta(append([]string(nil), betas...), own)
 			continue
 		case strings.EqualFold(m.key, "model"), strings.EqualFold(m.key, "stream"),
-			strings.EqualFold(m.key, "anthropic_version"), strings.EqualFold(m.key, "anthropic_beta"):
+			strings.EqualFold(m.key, "anthropic_version"), strings.EqualFold(m.key, "anthropic_beta"),
+			strings.EqualFold(m.key, "metadata"):
 			continue
 		case repeatedLater(members[i+1:], m.key):
 			continue
