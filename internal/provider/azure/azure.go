@@ -132,18 +132,23 @@ func New(c Config) (*Upstream, error) {
 }
 
 // checkEndpoint parses an endpoint: an absolute https URL, or http to a
-// loopback host, with no query or fragment.
+// loopback host, with no query, fragment or user.
 func checkEndpoint(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	switch {
-	case s == "":
+	if s == "" {
 		return nil, fmt.Errorf("azure: endpoint is required: https://{resource}.openai.azure.com")
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return nil, fmt.Errorf("azure: endpoint %q: want an absolute https URL such as https://{resource}.openai.azure.com", s)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("azure: endpoint: not a URL; want https://{resource}.openai.azure.com")
+	}
+	shown := u.Redacted() // a password in the URL stays out of the error
+	switch {
+	case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return nil, fmt.Errorf("azure: endpoint %q: want an absolute https URL such as https://{resource}.openai.azure.com", shown)
 	case u.Scheme == "http" && !loopback(u.Hostname()):
-		return nil, fmt.Errorf("azure: endpoint %q: plain http is for loopback hosts only; use https", s)
+		return nil, fmt.Errorf("azure: endpoint %q: plain http is for loopback hosts only; use https", shown)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return nil, fmt.Errorf("azure: endpoint %q: want the resource's root, with no query, fragment or user", s)
+		return nil, fmt.Errorf("azure: endpoint %q: want the resource's root, with no query, fragment or user", shown)
 	}
 	return u, nil
 }

@@ -102,8 +102,13 @@ func newTokens(e *Entra, clk clock.Clock) (*tokens, error) {
 		host = DefaultAuthorityHost
 	}
 	hu, err := url.Parse(host)
-	if err != nil || hu.Host == "" || (hu.Scheme != "https" && !(hu.Scheme == "http" && loopback(hu.Hostname()))) {
-		return nil, fmt.Errorf("azure: entra.authority_host %q: want an https URL such as %s", host, DefaultAuthorityHost)
+	if err != nil || hu.Host == "" || hu.User != nil || hu.RawQuery != "" ||
+		(hu.Scheme != "https" && !(hu.Scheme == "http" && loopback(hu.Hostname()))) {
+		shown := "(not a URL)"
+		if err == nil {
+			shown = hu.Redacted()
+		}
+		return nil, fmt.Errorf("azure: entra.authority_host %q: want an https URL such as %s", shown, DefaultAuthorityHost)
 	}
 	scope := e.Scope
 	if scope == "" {
