@@ -43,6 +43,7 @@ func TestConverseToChatRefuses(t *testing.T) {
 		{"nested duplicate", `{"messages":[{"role":"user","content":[{"text":"a","text":"b"}]}]}`, "messages[0].content[0].text: duplicate"},
 		{"duplicate in schema", `{"messages":[` + hi + `],"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object","type":"string"}}}}]}}`,
 			"toolConfig.tools[0].toolSpec.inputSchema.json.type: duplicate"},
+		{"empty key", `{"messages":[` + hi + `],"":1}`, "unknown field"},
 		{"case variant", `{"Messages":[` + hi + `]}`, "Messages: unknown field"},
 		{"unknown field", `{"messages":[` + hi + `],"modelId":"other"}`, "modelId: unknown field"},
 		{"hostile key", `{"messages":[` + hi + `],"a\nb` + strings.Repeat("x", 200) + `":1}`, `"a\nb`},

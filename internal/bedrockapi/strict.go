@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -162,16 +163,17 @@ func (o obj) path(key string) string {
 	return o.at + "." + clip(key)
 }
 
-// only refuses a member whose key is not one of keys.
+// only refuses a member whose key is not one of keys (the first such key
+// in byte order, so the error is the same every time).
 func (o obj) only(keys ...string) error {
+	bad := ""
 	for k := range o.m {
-		known := false
-		for _, want := range keys {
-			known = known || k == want
+		if !slices.Contains(keys, k) && (bad == "" || k < bad) {
+			bad = k
 		}
-		if !known {
-			return invalid(o.path(k), "unknown field")
-		}
+	}
+	if bad != "" || o.m[""] != nil && !slices.Contains(keys, "") {
+		return invalid(o.path(bad), "unknown field")
 	}
 	return nil
 }
