@@ -54,9 +54,13 @@ var (
 	claudeCapsNoJSON = Capabilities{Tools: true, Vision: true, Reasoning: true, Caching: true}
 )
 
-// sonnetLong is Sonnet 4 and 4.5's price above 200K tokens of prompt, in
-// the 1M-token context beta.
-var sonnetLong = &LongContext{Over: 200_000, Price: Price{Input: 6, Output: 22.5, CachedInput: 0.6}}
+// Prices above 200K tokens of prompt in the 1M-token context beta of
+// Sonnet 4, 4.5 and 4.6 and Opus 4.6: input twice, output one and a half
+// times the standard price.
+var (
+	sonnetLong = &LongContext{Over: 200_000, Price: Price{Input: 6, Output: 22.5, CachedInput: 0.6}}
+	opusLong   = &LongContext{Over: 200_000, Price: Price{Input: 10, Output: 37.5, CachedInput: 1}}
+)
 
 var models = []Model{
 	// OpenAI.
@@ -110,14 +114,14 @@ var models = []Model{
 		Offers: []Offer{an("claude-opus-4-6"), br("anthropic.claude-opus-4-6-v1", "global", "us", "eu", "jp", "apac"),
 			vx("claude-opus-4-6")},
 		Context: 200_000, MaxOutput: 128_000, Capabilities: claudeCaps,
-		Price: Price{Input: 5, Output: 25, CachedInput: 0.5}, Source: anthropicPricing,
-		Note: "a 1M-token window in beta"},
+		Price: Price{Input: 5, Output: 25, CachedInput: 0.5}, LongContext: opusLong, Source: anthropicPricing,
+		Note: "a 1M-token window in beta, priced as LongContext above 200K"},
 	{Name: "claude-sonnet-4-6", Display: "Claude Sonnet 4.6", Maker: Anthropic,
 		Offers: []Offer{an("claude-sonnet-4-6"), br("anthropic.claude-sonnet-4-6", "global", "us", "eu", "jp"),
 			vx("claude-sonnet-4-6")},
 		Context: 200_000, MaxOutput: 64_000, Capabilities: claudeCaps,
-		Price: Price{Input: 3, Output: 15, CachedInput: 0.3}, Source: anthropicPricing,
-		Note: "sources differ on a 1M-token window (beta or general) and on 64K or 128K of output: the smaller figures are given"},
+		Price: Price{Input: 3, Output: 15, CachedInput: 0.3}, LongContext: sonnetLong, Source: anthropicPricing,
+		Note: "a 1M-token window in beta (generally available in later copies of Anthropic's models page), priced as LongContext above 200K"},
 	{Name: "claude-opus-4-5", Display: "Claude Opus 4.5", Maker: Anthropic,
 		Offers: []Offer{an("claude-opus-4-5-20251101", "claude-opus-4-5"),
 			br("anthropic.claude-opus-4-5-20251101-v1:0", "global", "us", "eu"), vx("claude-opus-4-5@20251101")},
