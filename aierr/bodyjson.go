@@ -105,10 +105,11 @@ func (b *bodyReader) code(code *[]byte, status *int) {
 }
 
 // root reads a top-level object: an error, a job's errors, or an answer
-// whose finish or stop reason may say content filter.
+// whose finish or stop reason may say content filter (OpenAI, Gemini,
+// Anthropic, Bedrock Converse).
 func (b *bodyReader) root() {
 	f := b.f
-	var stop aireq.Text
+	var stop, converseStop aireq.Text
 	var kb [maxKey]byte
 	b.r.Object(func(k aireq.Text) bool {
 		switch string(k.Name(kb[:])) {
@@ -158,6 +159,8 @@ func (b *bodyReader) root() {
 			f.setMessage(msgDetail, s, ok)
 		case "stop_reason":
 			stop, _ = b.r.ReadString()
+		case "stopReason": // Bedrock Converse
+			converseStop, _ = b.r.ReadString()
 		case "delta":
 			b.each(b.stopReason)
 		case "choices":
@@ -170,7 +173,16 @@ func (b *bodyReader) root() {
 		return true
 	})
 	f.refusal(stop)
+	for _, r := range converseFilterReasons {
+		if converseStop.Is(r) {
+			f.filtered = r
+		}
+	}
 }
+
+// converseFilterReasons are Bedrock Converse stop reasons that mean a
+// content filter or guardrail stopped the answer.
+var converseFilterReasons = [...]string{"content_filtered", "guardrail_intervened"}
 
 // errorObject reads an error object: OpenAI's, Anthropic's, Azure's or
 // Gemini's.

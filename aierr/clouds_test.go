@@ -249,6 +249,16 @@ func TestSafetyIsNeverAnOutage(t *testing.T) {
 	// A translated Gemini refusal as a finished chat completion.
 	translated := `{"id":"chatcmpl-gem","object":"chat.completion","model":"gemini-2.5-flash","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":12,"completion_tokens":0,"total_tokens":12}}`
 	check("translated finish", c.ClassifyFinish([]byte(translated)))
+	// Bedrock Converse's own stop reasons; the last one given counts.
+	for _, r := range converseFilterReasons {
+		check(r, c.ClassifyFinish([]byte(`{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"`+r+`"}`)))
+		check(r+" event", c.ClassifyEvent("", []byte(`{"stopReason":"`+r+`"}`)))
+	}
+	for _, body := range []string{`{"stopReason":"end_turn"}`, `{"stopReason":"guardrail_intervened","stopReason":"end_turn"}`, `{"stopReason":"max_tokens"}`} {
+		if v := c.ClassifyFinish([]byte(body)); v.Kind != Success {
+			t.Errorf("%s: %v", body, v)
+		}
+	}
 	for _, r := range geminiBlockReasons {
 		check(r, c.ClassifyFinish([]byte(`{"candidates":[{"finishReason":"`+r+`"}]}`)))
 	}

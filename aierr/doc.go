@@ -94,6 +94,9 @@
 //	IncompleteSignature (403/400)        Auth/Unauthenticated
 //	ResourceNotFoundException (404)      ClientError/NotDeployed (see below)
 //
+// A Converse answer stopped by a guardrail or content filter (stopReason
+// "guardrail_intervened", "content_filtered") is ClientError/ContentFilter.
+//
 // In a stream the provider passes an event-stream exception on as an
 // error whose type or code is its name with a lower-case first letter
 // ("throttlingException") or as an event so named; ClassifyEvent reads

@@ -55,6 +55,23 @@ func ExampleClassify_geminiPerDayQuota() {
 	// quota daily_quota retry here: false other key: true
 }
 
+func ExampleClassify_bedrock() {
+	// Bedrock names the exception in a header; the body has only a message.
+	header := http.Header{"X-Amzn-Errortype": {"ModelNotReadyException:http://internal.amazon.com/coral/com.amazon.bedrock/"}}
+	body := []byte(`{"message":"The model specified in the request is not ready to serve inference requests."}`)
+	v := aierr.Classify(429, header, body)
+	// A 429, but not a throttle of the caller: that target cannot serve yet.
+	fmt.Println(v, "breaker:", v.Breaker())
+
+	header = http.Header{"X-Amzn-Errortype": {"ResourceNotFoundException:http://internal.amazon.com/coral/com.amazon.bedrock/"}}
+	v = aierr.Classify(404, header, []byte(`{"message":"Model not found."}`))
+	// The model is not there on this target: the ladder goes on.
+	fmt.Println(v, "breaker:", v.Breaker(), "other target:", v.OtherTarget)
+	// Output:
+	// outage/not_ready 429 ModelNotReadyException breaker: failure
+	// client_error/not_deployed 404 ResourceNotFoundException breaker: ignore other target: true
+}
+
 func ExampleClassify_contextLength() {
 	// vLLM gives only the message as a clue.
 	body := []byte(`{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9010 tokens.","type":"BadRequestError","code":400}`)

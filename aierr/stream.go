@@ -16,7 +16,8 @@ func ClassifyEvent(event string, data []byte) Verdict {
 // data: {"error":{"code":429,…}} chunks (the code is taken as the status),
 // and a finish reason that says the answer was cut by a content filter
 // (finish_reason "content_filter", Gemini finishReason "SAFETY", Anthropic
-// stop_reason "refusal"). Ordinary content events and "[DONE]" are Success.
+// stop_reason "refusal", Bedrock Converse stopReason "guardrail_intervened").
+// Ordinary content events and "[DONE]" are Success.
 //
 // Bedrock's in-stream exceptions are read in either form a provider
 // passes them on: as an error whose type or code is the exception's name
@@ -65,7 +66,8 @@ func ClassifyFinish(body []byte) Verdict {
 // object in it (some gateways answer 200 with {"error":…}) is classified as
 // that error, and a finish reason that says content filter (OpenAI
 // finish_reason "content_filter", Gemini finishReason "SAFETY" or
-// promptFeedback.blockReason, Anthropic stop_reason "refusal") gives
+// promptFeedback.blockReason, Anthropic stop_reason "refusal", Bedrock
+// Converse stopReason "content_filtered" or "guardrail_intervened") gives
 // ClientError with sub-kind ContentFilter. Anything else is Success.
 func (c *Classifier) ClassifyFinish(body []byte) Verdict {
 	return c.classifyBody(http200, body)
