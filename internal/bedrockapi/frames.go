@@ -2,6 +2,7 @@ package bedrockapi
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
@@ -67,7 +68,10 @@ func (f *frames) exception(typ, message string) {
 // SDKs return it from the stream's Err as their typed exception.
 func ExceptionFrame(exceptionType, message string) []byte {
 	payload := append([]byte(`{"message":`), jsontext.AppendString(nil, message)...)
-	payload = append(payload, '}')
+	return exceptionFrame(exceptionType, append(payload, '}'))
+}
+
+func exceptionFrame(exceptionType string, payload []byte) []byte {
 	var b bytes.Buffer
 	eventstream.NewEncoder().Encode(&b, eventstream.Message{
 		Headers: eventstream.Headers{
@@ -78,6 +82,23 @@ func ExceptionFrame(exceptionType, message string) []byte {
 		Payload: payload,
 	})
 	return b.Bytes()
+}
+
+// ModelStreamErrorFrame is the modelStreamErrorException Bedrock sends
+// when the model behind it failed mid-stream, with the model's own status
+// and message (originalStatusCode, originalMessage; left out when 0 or
+// ""), which the SDKs expose on *types.ModelStreamErrorException.
+func ModelStreamErrorFrame(message string, originalStatus int, originalMessage string) []byte {
+	payload := append([]byte(`{"message":`), jsontext.AppendString(nil, message)...)
+	if originalStatus != 0 {
+		payload = append(payload, `,"originalStatusCode":`...)
+		payload = strconv.AppendInt(payload, int64(originalStatus), 10)
+	}
+	if originalMessage != "" {
+		payload = append(payload, `,"originalMessage":`...)
+		payload = jsontext.AppendString(payload, originalMessage)
+	}
+	return exceptionFrame(ExceptionModelStreamError, append(payload, '}'))
 }
 
 // exceptionFor maps the type (or code) of an OpenAI or Anthropic error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -376,5 +378,62 @@ func TestSDKInvokeModelWithResponseStream(t *testing.T) {
 	var throttled *types.ThrottlingException
 	if !errors.As(err, &throttled) || len(events) < 2 {
 		t.Errorf("after a rate limit error: %d events, err %T %v", len(events), err, err)
+	}
+}
+
+// Each exception frame, as the simulator injects it mid-stream, reaches
+// the official client as its typed exception, on both stream operations.
+func TestSDKExceptionFrames(t *testing.T) {
+	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
+	var frame []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ContentTypeEventStream)
+		var f frames
+		if strings.HasSuffix(r.URL.Path, "/converse-stream") {
+			f.event("messageStart", []byte(`{"role":"assistant"}`))
+		} else {
+			f.event("chunk", []byte(`{"bytes":"e30="}`))
+		}
+		w.Write(f.buf.Bytes())
+		w.Write(frame)
+	}))
+	defer srv.Close()
+	c := client(srv, testKeyID, testSecret)
+	cases := []struct {
+		frame  []byte
+		invoke bool // only InvokeModelWithResponseStream has it
+		check  func(error) bool
+	}{
+		{ExceptionFrame(ExceptionThrottling, "m"), false, func(err error) bool { var e *types.ThrottlingException; return errors.As(err, &e) }},
+		{ExceptionFrame(ExceptionServiceUnavailable, "m"), false, func(err error) bool { var e *types.ServiceUnavailableException; return errors.As(err, &e) }},
+		{ExceptionFrame(ExceptionInternalServer, "m"), false, func(err error) bool { var e *types.InternalServerException; return errors.As(err, &e) }},
+		{ExceptionFrame(ExceptionValidation, "m"), false, func(err error) bool { var e *types.ValidationException; return errors.As(err, &e) }},
+		{ExceptionFrame(ExceptionModelTimeout, "m"), true, func(err error) bool { var e *types.ModelTimeoutException; return errors.As(err, &e) }},
+		{ModelStreamErrorFrame("m", 529, "Overloaded"), false, func(err error) bool {
+			var e *types.ModelStreamErrorException
+			return errors.As(err, &e) && aws.ToInt32(e.OriginalStatusCode) == 529 && aws.ToString(e.OriginalMessage) == "Overloaded"
+		}},
+	}
+	for _, tc := range cases {
+		frame = tc.frame
+		if !tc.invoke {
+			if _, err := streamEvents(t, c, &bedrockruntime.ConverseStreamInput{
+				ModelId: aws.String(testModel), Messages: []types.Message{userText("Hi")},
+			}); !tc.check(err) {
+				t.Errorf("ConverseStream: %T %v", err, err)
+			}
+		}
+		out, err := c.InvokeModelWithResponseStream(context.Background(), &bedrockruntime.InvokeModelWithResponseStreamInput{
+			ModelId: aws.String(testModel), Body: invokeBody(""),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range out.GetStream().Events() {
+		}
+		if err := out.GetStream().Err(); !tc.check(err) {
+			t.Errorf("InvokeModelWithResponseStream: %T %v", err, err)
+		}
+		out.GetStream().Close()
 	}
 }
