@@ -146,7 +146,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 
 // sendClaude sends a chat call to a Claude model as a Messages body.
 func (u *Upstream) sendClaude(ctx context.Context, c *router.Call, p *paths) (*http.Response, error) {
-	tr, err := anthropic.TranslateChat(c.Body, c.Stream, anthropic.DefaultMaxTokens)
+	tr, err := anthropic.TranslateChat(c.Body, c.Stream, claudeMaxTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +163,16 @@ func (u *Upstream) sendClaude(ctx context.Context, c *router.Call, p *paths) (*h
 		return anthropic.ChatStream(messagesEvents(resp), tr.IncludeUsage, created), nil
 	}
 	return anthropic.ChatAnswer(resp, created)
+}
+
+// claudeMaxTokens is max_tokens for a Claude request that has none: the
+// built-in default of the Claude model the Bedrock id names
+// ("us.anthropic.claude-sonnet-4-5-…-v1:0" is "claude-sonnet-4-5-…").
+func claudeMaxTokens(model string) int {
+	if i := strings.Index(model, "claude"); i >= 0 {
+		model = model[i:]
+	}
+	return anthropic.DefaultMaxTokens(model)
 }
 
 // sendNative sends a client's own Messages body to a Claude model and

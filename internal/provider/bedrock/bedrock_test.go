@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/clock/clocktest"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -213,5 +215,20 @@ func TestBadConverseAnswerIs502(t *testing.T) {
 	body := readBody(t, resp)
 	if resp.StatusCode != 502 || !strings.Contains(body, CodeBadUpstreamResponse) {
 		t.Errorf("got %d %s; want a 502 bad_upstream_response", resp.StatusCode, body)
+	}
+}
+
+func TestSigningTimeAndCreatedComeFromTheClock(t *testing.T) {
+	f := newFake(t, jsonAnswer(200, converseOK))
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	u := newUpstream(t, f, func(c *Config) { c.Clock = clocktest.New(at) })
+	resp := send(t, u, chatCall(`{"model":"amazon.nova-pro-v1:0","messages":[{"role":"user","content":"Hi"}]}`, false))
+	var got chatCompletion
+	json.Unmarshal([]byte(readBody(t, resp)), &got)
+	if d := f.last(t).Header.Get("X-Amz-Date"); d != "20260304T050607Z" || got.Created != at.Unix() {
+		t.Errorf("X-Amz-Date %q, created %d; want the clock's time", d, got.Created)
+	}
+	if !strings.Contains(f.last(t).Header.Get("Authorization"), "/20260304/us-east-1/bedrock/aws4_request") {
+		t.Errorf("Authorization %q; want the scope of the clock's day, the region and bedrock", f.last(t).Header.Get("Authorization"))
 	}
 }

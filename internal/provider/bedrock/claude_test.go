@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fuseboxhq/fusebox/aierr"
+	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -170,5 +171,21 @@ func TestCountTokensIsRefused(t *testing.T) {
 	var un *router.Unservable
 	if !errors.As(err, &un) || un.Code != CodeUnsupportedOperation {
 		t.Errorf("err = %v; want unsupported_operation", err)
+	}
+}
+
+func TestClaudeDefaultMaxTokensFollowTheModelName(t *testing.T) {
+	if got, want := claudeMaxTokens("us.anthropic.claude-sonnet-4-5-20250929-v1:0"), anthropic.DefaultMaxTokens("claude-sonnet-4-5"); got != want || got == anthropic.FallbackMaxTokens {
+		t.Errorf("claudeMaxTokens = %d; want the table's %d for claude-sonnet-", got, want)
+	}
+	f := newFake(t, jsonAnswer(200, claudeMessage))
+	u := newUpstream(t, f)
+	send(t, u, chatCall(`{"model":"anthropic.claude-3-haiku-20240307-v1:0","messages":[{"role":"user","content":"Hi"}]}`, false))
+	var body struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	json.Unmarshal(f.last(t).Body, &body)
+	if body.MaxTokens != anthropic.DefaultMaxTokens("claude-3-haiku") {
+		t.Errorf("max_tokens %d", body.MaxTokens)
 	}
 }
