@@ -35,9 +35,18 @@
 //     *router.Unservable naming the field by its JSON path (such as
 //     messages[2].content[0].image_url.url), code unsupported_parameter,
 //     unsupported_value or invalid_value, and nothing is sent: the walk
-//     passes to the next target. Paths other than /chat/completions
-//     (/embeddings among them) are refused so, code unsupported_operation,
-//     as is a model name that is not one URL path segment.
+//     passes to the next target. Paths other than /chat/completions and
+//     /embeddings are refused so, code unsupported_operation, as is a model
+//     name that is not one URL path segment (invalid_value).
+//
+// /embeddings goes to {model}:batchEmbedContents: input (a string or up to
+// MaxEmbedInputs strings; token arrays refused) becomes one request per
+// input {model: "models/{model}", content: {role: user, parts: [{text}]},
+// outputDimensionality: dimensions}; the answer's embeddings[i].values
+// become data[i].embedding, as numbers or, for encoding_format base64,
+// little-endian float32s in base64. Gemini reports no tokens for
+// embeddings, so usage is an estimate (a token per 4 bytes of input) that
+// keeps the call from being free. user is ignored; other fields refused.
 //
 // Request bodies are read as encoding/json reads them: escaped key names
 // decoded ("\u006dessages" is messages), exact names at the top level

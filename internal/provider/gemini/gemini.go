@@ -81,7 +81,11 @@ func ParseBase(base string) (*url.URL, error) {
 // be a path segment, and any path but /chat/completions are refused with
 // a *router.Unservable before anything is sent.
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
-	if c.Path != "/chat/completions" {
+	switch c.Path {
+	case "/chat/completions":
+	case "/embeddings":
+		return u.embed(ctx, c)
+	default:
 		return nil, UnsupportedPath("gemini", c.Path)
 	}
 	tr, err := TranslateChat(c.Body, c.Stream)
@@ -105,6 +109,27 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 		return nil, err
 	}
 	return Answer(resp, tr, model, u.now().Unix())
+}
+
+// embed sends an embeddings call to batchEmbedContents.
+func (u *Upstream) embed(ctx context.Context, c *router.Call) (*http.Response, error) {
+	r, err := translateEmbed(c.Body, c.Model)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.models+"/"+r.model+":batchEmbedContents", bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	SetHeaders(req.Header, u.header, false)
+	if c.Key != "" {
+		req.Header.Set("X-Goog-Api-Key", c.Key)
+	}
+	resp, err := u.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	return embedAnswer(resp, &r)
 }
 
 // Answer translates a 2xx answer to a translated request, stream or not,

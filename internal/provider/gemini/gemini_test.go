@@ -112,7 +112,7 @@ func TestSendRefusesWithoutSending(t *testing.T) {
 		param, code string
 	}{
 		{router.Call{Path: "/chat/completions", Body: []byte(`{"model":"m","logprobs":true,"messages":[{"role":"user","content":"x"}]}`)}, "logprobs", CodeUnsupportedParameter},
-		{router.Call{Path: "/embeddings", Body: []byte(`{"model":"m","input":"x"}`)}, "model", CodeUnsupportedOperation},
+		{router.Call{Path: "/audio/speech", Body: []byte(`{"model":"m","input":"x"}`)}, "model", CodeUnsupportedOperation},
 		{router.Call{Path: "/chat/completions", Body: []byte(`{"model":"../x","messages":[{"role":"user","content":"x"}]}`)}, "model", CodeInvalidValue},
 		{router.Call{Path: "/chat/completions", Body: []byte(`{"model":"a?b","messages":[{"role":"user","content":"x"}]}`)}, "model", CodeInvalidValue},
 	} {
