@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
@@ -50,6 +51,9 @@ func messagesBody(body []byte, beta []string) ([]byte, error) {
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, errors.New("the Messages body is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("the Messages body has more after its object")
 	}
 	if flags := betaFlags(beta); len(flags) > 0 && !hasBeta {
 		out = append(out, `,"anthropic_beta":[`...)
