@@ -93,6 +93,7 @@ func TestClassifyBodies(t *testing.T) {
 		{"gemini array body", 503, `[{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}]`, Outage, NoSub, "UNAVAILABLE"},
 		{"plain text context length", 400, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`", ClientError, ContextLength, ""},
 		{"detail field", 400, `{"detail":"This model's maximum context length is 2048 tokens"}`, ClientError, ContextLength, ""},
+		{"anthropic context limit", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197202 + 8192 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`, ClientError, ContextLength, "invalid_request_error"},
 		{"422 context window", 422, `{"error":{"message":"prompt exceeds the context window"}}`, ClientError, ContextLength, ""},
 		{"capacity message on 503", 503, `{"error":{"message":"Model is at capacity, please retry"}}`, Capacity, NoSub, ""},
 		{"capacity message on 429", 429, `model out of capacity`, Capacity, NoSub, ""},

@@ -35,6 +35,8 @@ func TestAWSErrorType(t *testing.T) {
 		{"unknown __type kept without namespace", 400, nil, `{"__type":"com.amazon#SomethingException"}`, ClientError, NoSub, "SomethingException"},
 		{"header of spaces and quotes is no code", 500, http.Header{"X-Amzn-Errortype": {`"a b" <c>`}}, ``, Outage, NoSub, ""},
 		{"header too long is no code", 429, http.Header{"X-Amzn-Errortype": {strings.Repeat("A", 200) + "ModelNotReadyException"}}, ``, Throttle, NoSub, ""},
+		{"header past its bound is not read", 503, http.Header{"X-Amzn-Errortype": {"ThrottlingException:" + strings.Repeat("u", 600)}}, ``, Outage, NoSub, ""},
+		{"header within its bound is", 503, http.Header{"X-Amzn-Errortype": {"ThrottlingException:" + strings.Repeat("u", 400)}}, ``, Throttle, NoSub, "ThrottlingException"},
 		{"empty header", 429, http.Header{"X-Amzn-Errortype": {""}}, ``, Throttle, NoSub, ""},
 		{"case does not matter", 408, http.Header{"X-Amzn-Errortype": {"modelTimeoutException"}}, ``, Outage, Timeout, "ModelTimeoutException"},
 		{"Message as the message", 400, http.Header{"X-Amzn-Errortype": {"ValidationException"}}, `{"Message":"Input is too long for requested model."}`, ClientError, ContextLength, "ValidationException"},

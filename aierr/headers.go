@@ -34,6 +34,10 @@ const (
 	winOutput
 )
 
+// maxErrorType bounds an x-amzn-ErrorType value: an exception name and a
+// URL. A longer one is not read at all.
+const maxErrorType = 512
+
 // headerField says what a header is about, ignoring case. A prefix check
 // rejects most headers at their first bytes; for the rest only the part
 // after the family prefix is lower-cased (into a stack buffer) and switched
@@ -183,7 +187,9 @@ func (c *Classifier) scanHeaders(h http.Header, hh *headerHints, clk *lazyNow) {
 				hh.ms, hh.hasMS = d, true
 			}
 		case partErrorType:
-			hh.errType = v
+			if len(v) <= maxErrorType {
+				hh.errType = v
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ var (
 		"input token count", "exceeds the maximum number of tokens",
 		"maximum input length", "max_new_tokens` must be", "reduce the length of the messages",
 		"too many input tokens", // Bedrock ValidationException
+		"exceed context limit",  // Anthropic, also through Bedrock and Vertex AI
 	)
 	contentFilterPhrases = phrases(
 		"content management policy", "content filter", "content_filter",
