@@ -3,6 +3,7 @@ package bedrock
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"testing"
@@ -275,4 +276,22 @@ func compactJSON(t *testing.T, b []byte) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+func TestExceptionFramesAreWhatTheSDKReadsAsExceptions(t *testing.T) {
+	f := newFake(t, streamAnswer(encode(t, eventFrame("messageStart", `{"role":"assistant"}`), exceptionFrame("throttlingException", "slow down"))))
+	out, err := sdkClient(t, f).ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{
+		ModelId:  aws.String("amazon.nova-pro-v1:0"),
+		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range out.GetStream().Events() {
+	}
+	var te *types.ThrottlingException
+	if err := out.GetStream().Err(); !errors.As(err, &te) || te.ErrorMessage() != "slow down" {
+		t.Errorf("the SDK read %v; want a ThrottlingException", err)
+	}
+	out.GetStream().Close()
 }
