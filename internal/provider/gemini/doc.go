@@ -75,7 +75,7 @@
 //	max_completion_tokens, max_tokens  generationConfig.maxOutputTokens (the first wins; < 1 refused)
 //	temperature (0–2), top_p (0–1)     temperature, topP
 //	top_k (extension)                  topK
-//	stop (string or array)             stopSequences (empty strings left out)
+//	stop (string or array)             stopSequences (empty strings left out; more than 5 refused)
 //	n (1–8)                            candidateCount
 //	seed (32-bit)                      seed
 //	presence_penalty, frequency_pen.   presencePenalty, frequencyPenalty
@@ -91,7 +91,8 @@
 //	                                   medium, high) with includeThoughts; others thinkingBudget
 //	                                   minimal 512, low 1024, medium 8192, high 24576 with
 //	                                   includeThoughts; none → thinkingBudget 0 (refused for
-//	                                   gemini-2.5-pro and Gemini 3, which always think)
+//	                                   gemini-2.5-pro and Gemini 3, which always think; Gemini 3
+//	                                   Pro takes low and high only)
 //	stream, stream_options             the streaming URL; the usage chunk
 //	logprobs true, top_logprobs > 0    refused; false and 0 pass
 //	logit_bias (non-empty), audio,     refused

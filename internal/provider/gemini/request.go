@@ -11,6 +11,9 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
+// maxStops is the most stop sequences Gemini takes.
+const maxStops = 5
+
 // MaxCandidates is the largest n (candidateCount) Gemini takes.
 const MaxCandidates = 8
 
@@ -356,6 +359,9 @@ func (t *translator) finish() error {
 		}
 		t.gen.MaxOutputTokens = *t.maxTokens
 	}
+	if len(t.gen.StopSequences) > maxStops {
+		return badValue("stop", CodeUnsupportedValue, "Gemini takes at most "+strconv.Itoa(maxStops)+" stop sequences")
+	}
 	if !t.sawMessages {
 		return badValue("messages", CodeInvalidValue, "is required")
 	}
@@ -406,6 +412,8 @@ func (t *translator) think() error {
 		return badValue("reasoning_effort", CodeUnsupportedValue, "this Gemini model always thinks; send at least minimal")
 	case t.effort == "none":
 		t.gen.ThinkingConfig = &thinkingConfig{ThinkingBudget: &budget}
+	case level && strings.HasPrefix(t.model, "gemini-3-pro") && (t.effort == "minimal" || t.effort == "medium"):
+		return badValue("reasoning_effort", CodeUnsupportedValue, "Gemini 3 Pro thinks at level low or high only")
 	case level:
 		t.gen.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingLevel: t.effort}
 	default:

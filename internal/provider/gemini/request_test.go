@@ -119,6 +119,8 @@ func TestTranslateChatRefusals(t *testing.T) {
 		{`{"model":"m",` + user + `,"max_tokens":"9"}`, "max_tokens", CodeInvalidValue},
 		{`{"model":"m",` + user + `,"reasoning_effort":"ultra"}`, "reasoning_effort", CodeUnsupportedValue},
 		{`{"model":"gemini-2.5-pro",` + user + `,"reasoning_effort":"none"}`, "reasoning_effort", CodeUnsupportedValue},
+		{`{"model":"gemini-3-pro-preview",` + user + `,"reasoning_effort":"medium"}`, "reasoning_effort", CodeUnsupportedValue},
+		{`{"model":"m",` + user + `,"stop":["a","b","c","d","e","f"]}`, "stop", CodeUnsupportedValue},
 		{`{"model":"m",` + user + `,"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}`, "response_format.json_schema.schema", CodeInvalidValue},
 		{`{"model":"m",` + user + `,"tool_choice":"required"}`, "tool_choice", CodeInvalidValue},
 		{`{"model":"m",` + user + `,"tools":[{"type":"function","function":{"name":"f"}}],"parallel_tool_calls":false}`, "parallel_tool_calls", CodeUnsupportedParameter},
