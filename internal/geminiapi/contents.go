@@ -90,7 +90,7 @@ func (c *converter) system(raw []byte) error {
 	c.parts = c.parts[:0]
 	n := 0
 	var single []byte
-	err = eachElement(parts, msgType("Part"), func(i int, el []byte) error {
+	err = eachElement(parts, (typePrefix + "Part"), func(i int, el []byte) error {
 		p, err := readPart(el)
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func contentParts(raw []byte) ([]byte, error) {
 		return under(err, "role")
 	})
 	if err == nil && parts != nil && parts[0] != '[' {
-		err = badValue("parts", msgType("Part"), parts)
+		err = badValue("parts", (typePrefix + "Part"), parts)
 	}
 	if parts != nil && isEmptyArray(parts) {
 		parts = nil
@@ -135,26 +135,24 @@ func contentParts(raw []byte) ([]byte, error) {
 
 // contents writes the messages of the contents array raw.
 func (c *converter) contents(raw []byte) error {
-	return eachElement(raw, msgType("Content"), func(_ int, el []byte) error {
-		var role string
-		var parts []byte
+	return eachElement(raw, typePrefix+"Content", func(_ int, el []byte) error {
+		var role, parts []byte
 		err := eachMember(el, contentFields, func(i int, v []byte) error {
 			if i == 1 {
 				parts = v
-				return nil
+			} else if role = v; v[0] != '"' {
+				return badValue("role", "TYPE_STRING", v)
 			}
-			var err error
-			role, err = readString(v)
-			return under(err, "role")
+			return nil
 		})
 		switch {
 		case err != nil:
 			return err
 		case parts == nil || isEmptyArray(parts):
 			return rule("parts", "contents.parts must not be empty")
-		case role == "model":
+		case isText(role, "model"):
 			err = c.modelTurn(parts)
-		case role == "user" || role == "" || role == "function":
+		case role == nil || isText(role, "user") || isText(role, "") || isText(role, "function"):
 			err = c.userTurn(parts)
 		default:
 			return rule("role", "Please use a valid role: user, model.")
@@ -163,13 +161,20 @@ func (c *converter) contents(raw []byte) error {
 	})
 }
 
+// isText reports whether the raw JSON string raw decodes to s.
+func isText(raw []byte, s string) bool {
+	r := aireq.NewReader(raw)
+	t, ok := r.ReadString()
+	return ok && t.Is(s)
+}
+
 // userTurn writes a user turn: its function responses as tool messages,
 // then the rest of its parts as one user message.
 func (c *converter) userTurn(parts []byte) error {
 	c.parts = c.parts[:0]
 	n, texts := 0, 0
 	var single []byte
-	err := eachElement(parts, msgType("Part"), func(_ int, el []byte) error {
+	err := eachElement(parts, (typePrefix + "Part"), func(_ int, el []byte) error {
 		p, err := readPart(el)
 		if err != nil {
 			return err
@@ -230,7 +235,7 @@ func (c *converter) modelTurn(parts []byte) error {
 	var text, thoughts joined
 	c.parts = c.parts[:0] // the tool calls
 	calls := 0
-	err := eachElement(parts, msgType("Part"), func(_ int, el []byte) error {
+	err := eachElement(parts, (typePrefix + "Part"), func(_ int, el []byte) error {
 		p, err := readPart(el)
 		if err != nil {
 			return err

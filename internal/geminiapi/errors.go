@@ -231,8 +231,9 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// Google's names of the message types, for errors about a value that
-// should have been one.
-func msgType(name string) string {
-	return "type.googleapis.com/google.ai.generativelanguage.v1beta." + name
-}
+// typePrefix starts Google's names of the message types, for errors
+// about a value that should have been one.
+const typePrefix = "type.googleapis.com/google.ai.generativelanguage.v1beta."
+
+// msgType returns Google's name of the message type name.
+func msgType(name string) string { return typePrefix + name }

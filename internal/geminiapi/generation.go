@@ -140,7 +140,7 @@ func (c *converter) sampling(v *[numGenerationFields][]byte) error {
 // are not translated: only text answers, without logprobs.
 func (c *converter) modalities(v *[numGenerationFields][]byte) error {
 	if raw := v[gcModalities]; raw != nil {
-		err := eachElement(raw, msgType("Modality"), func(_ int, el []byte) error {
+		err := eachElement(raw, (typePrefix + "Modality"), func(_ int, el []byte) error {
 			m, err := readString(el)
 			if err == nil && m != "TEXT" && m != "text" {
 				err = unsupported("", "the response modality "+strconv.Quote(clip(m)))
@@ -247,7 +247,7 @@ func (c *converter) thinking(raw []byte) error {
 			effort = lower(level)
 		case "THINKING_LEVEL_UNSPECIFIED":
 		default:
-			return badValue("thinking_level", msgType("ThinkingConfig.ThinkingLevel"), []byte(strconv.Quote(level)))
+			return badValue("thinking_level", (typePrefix + "ThinkingConfig.ThinkingLevel"), []byte(strconv.Quote(level)))
 		}
 	case !hasBudget || budget == -1:
 	case budget < -1:

@@ -94,7 +94,7 @@ func (c *converter) fields(model string, v *[numRequestFields][]byte, stream, co
 	if v[rqContents] == nil || isEmptyArray(v[rqContents]) {
 		return rule("contents", "contents is not specified")
 	}
-	c.b = make([]byte, 0, len(v[rqContents])+len(v[rqSystem])+len(v[rqTools])+256)
+	c.b = make([]byte, 0, len(v[rqContents])+len(v[rqSystem])+len(v[rqTools])+len(v[rqGeneration])+512)
 	c.b = append(c.b, `{"model":`...)
 	c.b = jsontext.AppendString(c.b, model)
 	c.b = append(c.b, `,"messages":[`...)
@@ -145,7 +145,7 @@ func checkIgnored(v *[numRequestFields][]byte) error {
 		return badValue("labels", "map<string, string>", raw)
 	}
 	if raw := v[rqSafety]; raw != nil {
-		err := eachElement(raw, msgType("SafetySetting"), func(_ int, el []byte) error {
+		err := eachElement(raw, (typePrefix + "SafetySetting"), func(_ int, el []byte) error {
 			return eachMember(el, safetyFields, func(i int, s []byte) error {
 				_, err := readString(s)
 				return under(err, safetyFields.snake[i])

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -58,12 +59,13 @@ type stream struct {
 	final     bool // the last response is written
 	usage     *chatUsage
 	cands     []candidate
+	view      chunkView // the chunk being read
 }
 
 // candidate is what a stream holds of one choice until it ends.
 type candidate struct {
 	index  int
-	finish string
+	finish string // Gemini's finishReason, "" until the choice finishes
 	calls  []heldCall
 }
 
@@ -72,25 +74,6 @@ type heldCall struct {
 	index    int
 	id, name string
 	args     []byte
-}
-
-// chatChunk is an OpenAI stream chunk, as far as it is read.
-type chatChunk struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content          string         `json:"content"`
-			Refusal          string         `json:"refusal"`
-			ReasoningContent string         `json:"reasoning_content"`
-			Reasoning        string         `json:"reasoning"`
-			ToolCalls        []chatToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chatUsage     `json:"usage"`
-	Error *upstreamError `json:"error"`
 }
 
 // upstreamError is an error reported inside a chat stream.
@@ -128,28 +111,37 @@ func (s *stream) step() {
 	case s.final:
 		return // after the last response only [DONE] matters
 	}
-	var c chatChunk
-	if json.Unmarshal(ev.Data, &c) != nil {
+	c := &s.view
+	if !readChunk(ev.Data, c) {
 		s.fail(500, "INTERNAL", "the upstream sent an unreadable stream event")
 		return
 	}
-	if c.Error != nil || ev.Name == "error" {
-		s.upstreamFailed(c.Error)
+	if c.err != nil || ev.Name == "error" {
+		var e *upstreamError
+		if c.err != nil && json.Unmarshal(c.err, &e) != nil {
+			e = nil
+		}
+		s.upstreamFailed(e)
 		return
 	}
-	if s.id == "" {
-		s.id = clipN(c.ID, maxID)
+	if s.id == "" && c.id != nil {
+		s.id = clipN(decodeRaw(c.id), maxID)
 	}
-	if s.model == "" {
-		s.model = clipN(c.Model, maxID)
+	if s.model == "" && c.model != nil {
+		s.model = clipN(decodeRaw(c.model), maxID)
 	}
-	if start, elems := len(s.out), s.elems; s.chunk(&c) != nil {
+	if start, elems := len(s.out), s.elems; !s.chunk(c) {
 		s.out, s.elems = s.out[:start], elems
-		s.fail(500, "INTERNAL", "the upstream stream has more choices than a stream may carry")
+		s.fail(500, "INTERNAL", "the upstream sent an unreadable stream event")
 		return
 	}
-	if c.Usage != nil {
-		s.usage = c.Usage
+	if c.usage != nil {
+		var u chatUsage
+		if json.Unmarshal(c.usage, &u) != nil {
+			s.fail(500, "INTERNAL", "the upstream sent an unreadable usage")
+			return
+		}
+		s.usage = &u
 		if s.allFinished() {
 			s.writeFinal()
 		}
@@ -174,24 +166,29 @@ func (s *stream) ended(err error) {
 	s.err = fmt.Errorf("geminiapi: the upstream stream broke before the answer was complete: %w: %w", io.ErrUnexpectedEOF, err)
 }
 
-// chunk writes the deltas of c and holds its tool calls and finish.
-func (s *stream) chunk(c *chatChunk) error {
+// chunk writes the deltas of c and holds its tool calls and finish; it
+// reports false for a chunk it cannot read.
+func (s *stream) chunk(c *chunkView) bool {
 	n := 0 // candidates written
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		cand, err := s.candidate(ch.Index)
-		if err != nil {
-			return err
+	for i := range c.choices {
+		ch := &c.choices[i]
+		cand := s.candidate(ch.index)
+		if cand == nil {
+			return false
 		}
-		for _, tc := range ch.Delta.ToolCalls {
-			cand.hold(tc)
+		if ch.calls != nil {
+			calls, ok := toolCalls(ch.calls)
+			if !ok {
+				return false
+			}
+			for _, tc := range calls {
+				cand.hold(tc)
+			}
 		}
-		if ch.FinishReason != "" {
-			cand.finish = ch.FinishReason
+		if ch.finish != nil && len(ch.finish) > 2 {
+			cand.finish = finishReason(decodeFinish(ch.finish))
 		}
-		d := &ch.Delta
-		r, text := reasoning(d.ReasoningContent, d.Reasoning), d.Content+d.Refusal
-		if r == "" && text == "" {
+		if ch.reasoning == nil && ch.content == nil && ch.refusal == nil {
 			continue
 		}
 		if n == 0 {
@@ -202,35 +199,66 @@ func (s *stream) chunk(c *chatChunk) error {
 		}
 		n++
 		s.out = append(s.out, `{"content":{"parts":[`...)
-		parts := 0
-		if r != "" {
-			s.out = appendAnswerText(s.out, &parts, r, true)
+		if ch.reasoning != nil {
+			s.out = append(appendRawString(append(s.out, `{"text":`...), ch.reasoning), `,"thought":true}`...)
+			if ch.content != nil || ch.refusal != nil {
+				s.out = append(s.out, ',')
+			}
 		}
-		if text != "" {
-			s.out = appendAnswerText(s.out, &parts, text, false)
+		switch {
+		case ch.content != nil && ch.refusal != nil:
+			s.out = jsontext.AppendString(append(s.out, `{"text":`...), decodeRaw(ch.content)+decodeRaw(ch.refusal))
+			s.out = append(s.out, '}')
+		case ch.content != nil || ch.refusal != nil:
+			s.out = append(appendRawString(append(s.out, `{"text":`...), orRaw(ch.content, ch.refusal)), '}')
 		}
 		s.out = append(s.out, `],"role":"model"},"index":`...)
-		s.out = append(strconv.AppendInt(s.out, int64(ch.Index), 10), '}')
+		s.out = append(strconv.AppendInt(s.out, int64(ch.index), 10), '}')
 	}
 	if n > 0 {
 		s.out = appendIdentity(append(s.out, ']'), s.model, s.id)
 		s.close()
 	}
-	return nil
+	return true
+}
+
+// orRaw returns a unless it is nil, else b.
+func orRaw(a, b []byte) []byte {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// decodeFinish decodes a raw finish_reason into a string, without
+// allocating for the names finishReason knows.
+func decodeFinish(raw []byte) string {
+	switch string(raw) {
+	case `"stop"`:
+		return "stop"
+	case `"length"`:
+		return "length"
+	case `"tool_calls"`:
+		return "tool_calls"
+	case `"content_filter"`:
+		return "content_filter"
+	}
+	return decodeRaw(raw)
 }
 
 // candidate returns the candidate of the choice index, adding it.
-func (s *stream) candidate(index int) (*candidate, error) {
+// It returns nil for a negative index, or one past maxCandidates.
+func (s *stream) candidate(index int) *candidate {
 	for i := range s.cands {
 		if s.cands[i].index == index {
-			return &s.cands[i], nil
+			return &s.cands[i]
 		}
 	}
 	if len(s.cands) == maxCandidates || index < 0 {
-		return nil, errors.New("the upstream stream has too many choices")
+		return nil
 	}
 	s.cands = append(s.cands, candidate{index: index})
-	return &s.cands[len(s.cands)-1], nil
+	return &s.cands[len(s.cands)-1]
 }
 
 // hold adds the fragment tc to the candidate's tool calls: a fragment
@@ -267,7 +295,7 @@ func (s *stream) finishAll() {
 	}
 	for i := range s.cands {
 		if s.cands[i].finish == "" {
-			s.cands[i].finish = "stop"
+			s.cands[i].finish = "STOP"
 		}
 	}
 	s.writeFinal()
@@ -296,7 +324,7 @@ func (s *stream) writeFinal() {
 			}
 		}
 		s.out = append(s.out, `],"role":"model"},"finishReason":"`...)
-		s.out = append(s.out, finishReason(c.finish)...)
+		s.out = append(s.out, c.finish...)
 		s.out = append(strconv.AppendInt(append(s.out, `","index":`...), int64(c.index), 10), '}')
 	}
 	s.out = append(s.out, ']')

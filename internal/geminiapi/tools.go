@@ -1,9 +1,9 @@
 package geminiapi
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
@@ -36,12 +36,12 @@ func (c *converter) toolFields(tools, config []byte) error {
 	start := len(c.b)
 	c.b = append(c.b, `,"tools":[`...)
 	var names []string
-	err := eachElement(tools, msgType("Tool"), func(_ int, el []byte) error {
+	err := eachElement(tools, (typePrefix + "Tool"), func(_ int, el []byte) error {
 		return eachMember(el, toolFields, func(i int, v []byte) error {
 			if i != 0 {
 				return unsupported(toolFields.snake[i], "the "+toolFields.snake[i]+" tool")
 			}
-			err := eachElement(v, msgType("FunctionDeclaration"), func(_ int, d []byte) error {
+			err := eachElement(v, (typePrefix + "FunctionDeclaration"), func(_ int, d []byte) error {
 				name, err := c.declaration(d)
 				names = append(names, name)
 				return err
@@ -187,7 +187,7 @@ func (c *converter) toolConfig(raw []byte) error {
 		}
 		c.choice = "none"
 	default:
-		return badValue(at, msgType("FunctionCallingConfig.Mode"), []byte(strconv.Quote(mode)))
+		return badValue(at, (typePrefix + "FunctionCallingConfig.Mode"), []byte(strconv.Quote(mode)))
 	}
 	return nil
 }
@@ -329,17 +329,15 @@ func appendType(b *[]byte, key func(string), typ, nullable []byte) error {
 	if typ == nil {
 		return nil
 	}
-	t, err := readString(typ)
-	if err != nil {
-		return under(err, "type")
+	if typ[0] != '"' {
+		return badValue("type", typePrefix+"Type", typ)
 	}
-	t = strings.ToLower(t)
-	switch t {
-	case "type_unspecified", "":
+	t := schemaType(typ)
+	switch {
+	case t == "unspecified":
 		return nil
-	case "string", "number", "integer", "boolean", "array", "object", "null":
-	default:
-		return badValue("type", msgType("Type"), typ)
+	case t == "":
+		return badValue("type", typePrefix+"Type", typ)
 	}
 	key("type")
 	if null && t != "null" {
@@ -354,10 +352,32 @@ func appendType(b *[]byte, key func(string), typ, nullable []byte) error {
 	return nil
 }
 
+// schemaType returns the JSON Schema type that the raw JSON string raw
+// names in Google's enum, in either case ("OBJECT", "object"):
+// "unspecified" for TYPE_UNSPECIFIED or "", "" for no type.
+func schemaType(raw []byte) string {
+	var buf [16]byte
+	r := aireq.NewReader(raw)
+	t, _ := r.ReadString()
+	name := t.Name(buf[:])
+	if len(name) > len(buf) {
+		return ""
+	}
+	for _, s := range [...]string{"string", "number", "integer", "boolean", "array", "object", "null"} {
+		if bytes.EqualFold(name, []byte(s)) {
+			return s
+		}
+	}
+	if len(name) == 0 || bytes.EqualFold(name, []byte("type_unspecified")) {
+		return "unspecified"
+	}
+	return ""
+}
+
 // appendSchemaList appends an array of Schemas.
 func appendSchemaList(b, raw []byte, depth int) ([]byte, error) {
 	b = append(b, '[')
-	err := eachElement(raw, msgType("Schema"), func(i int, el []byte) error {
+	err := eachElement(raw, (typePrefix + "Schema"), func(i int, el []byte) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
