@@ -215,11 +215,87 @@ func (d *scenarioDecoder) config(n *yaml.Node, c *Config) {
 			d.list(v, p, func(v *yaml.Node, p string) {
 				c.Faults = append(c.Faults, d.fault(v, p))
 			})
+		case "aws":
+			d.aws(v, p, &c.AWS)
+		case "google":
+			d.google(v, p, &c.Google)
+		case "azure":
+			d.mapping(v, p, func(name string, v *yaml.Node, p string) bool {
+				if name != "keys" {
+					return false
+				}
+				d.strings(v, p, &c.Azure.Keys)
+				return true
+			}, "keys")
 		default:
 			return false
 		}
 		return true
-	}, "name", "seed", "latency", "output", "limits", "jobs", "models", "faults")
+	}, "name", "seed", "latency", "output", "limits", "jobs", "models", "faults", "aws", "google", "azure")
+}
+
+func (d *scenarioDecoder) aws(n *yaml.Node, path string, a *AWS) {
+	d.mapping(n, path, func(name string, v *yaml.Node, p string) bool {
+		switch name {
+		case "region":
+			d.str(v, p, &a.Region)
+		case "keys":
+			d.stringMap(v, p, &a.Keys)
+		case "api_keys":
+			d.strings(v, p, &a.APIKeys)
+		case "credential_lifetime":
+			d.duration(v, p, &a.CredentialLifetime)
+		case "container_token":
+			d.str(v, p, &a.ContainerToken)
+		default:
+			return false
+		}
+		return true
+	}, "region", "keys", "api_keys", "credential_lifetime", "container_token")
+}
+
+func (d *scenarioDecoder) google(n *yaml.Node, path string, g *Google) {
+	d.mapping(n, path, func(name string, v *yaml.Node, p string) bool {
+		switch name {
+		case "api_keys":
+			d.strings(v, p, &g.APIKeys)
+		case "service_accounts":
+			d.stringMap(v, p, &g.ServiceAccounts)
+		case "refresh_tokens":
+			d.strings(v, p, &g.RefreshTokens)
+		case "token_lifetime":
+			d.duration(v, p, &g.TokenLifetime)
+		case "project":
+			d.str(v, p, &g.Project)
+		case "email":
+			d.str(v, p, &g.Email)
+		default:
+			return false
+		}
+		return true
+	}, "api_keys", "service_accounts", "refresh_tokens", "token_lifetime", "project", "email")
+}
+
+// strings reads a list of strings.
+func (d *scenarioDecoder) strings(n *yaml.Node, path string, v *[]string) {
+	d.list(n, path, func(n *yaml.Node, p string) {
+		var s string
+		d.str(n, p, &s)
+		*v = append(*v, s)
+	})
+}
+
+// stringMap reads a mapping of strings to strings.
+func (d *scenarioDecoder) stringMap(n *yaml.Node, path string, v *map[string]string) {
+	d.mapping(n, path, func(name string, n *yaml.Node, p string) bool {
+		var s string
+		d.str(n, p, &s)
+		if *v == nil {
+			*v = map[string]string{}
+		}
+		(*v)[name] = s
+		return true
+	})
 }
 
 func (d *scenarioDecoder) fault(n *yaml.Node, path string) Fault {

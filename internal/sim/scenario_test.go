@@ -78,12 +78,50 @@ faults:
 	}
 }
 
+// The clouds' sections set the credentials the Bedrock, Google and Azure
+// paths and the credential services check.
+func TestScenarioClouds(t *testing.T) {
+	src := `aws:
+  region: eu-west-1
+  keys: {AKIDSIM: secret}
+  api_keys: [ABSKkey]
+  credential_lifetime: 15m
+  container_token: tok
+google:
+  api_keys: [gk]
+  refresh_tokens: [rt]
+  token_lifetime: 5m
+  project: proj
+  email: sa@proj.iam.gserviceaccount.com
+azure:
+  keys: [az]
+faults:
+  - {kind: content_filter, code: response}
+  - {kind: model_not_ready, fraction: 0.5}
+`
+	got, err := ParseScenario("c.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		AWS: AWS{Region: "eu-west-1", Keys: map[string]string{"AKIDSIM": "secret"}, APIKeys: []string{"ABSKkey"},
+			CredentialLifetime: 15 * time.Minute, ContainerToken: "tok"},
+		Google: Google{APIKeys: []string{"gk"}, RefreshTokens: []string{"rt"}, TokenLifetime: 5 * time.Minute,
+			Project: "proj", Email: "sa@proj.iam.gserviceaccount.com"},
+		Azure:  Azure{Keys: []string{"az"}},
+		Faults: []Fault{{Kind: ContentFilter, Code: "response"}, {Kind: ModelNotReady, Fraction: 0.5}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
 func TestScenarioErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		want      []string
 	}{
-		{"unknown top", "nmae: x\n", []string{"s.yaml:1: nmae: unknown field (known: name, seed, latency, output, limits, jobs, models, faults)"}},
+		{"unknown top", "nmae: x\n", []string{"s.yaml:1: nmae: unknown field (known: name, seed, latency, output, limits, jobs, models, faults, aws, google, azure)"}},
 		{"bad duration", "latency:\n  median: 300\n", []string{`s.yaml:2: latency.median: bad duration "300" (want a number and a unit: 200ms, 5s, 2m)`}},
 		{"negative", "latency:\n  p99: -1s\n", []string{"s.yaml:2: latency.p99: is -1s, want 0 or more"}},
 		{"not a mapping", "latency: fast\n", []string{`s.yaml:1: latency: want a mapping, got "fast"`}},
@@ -106,6 +144,12 @@ func TestScenarioErrors(t *testing.T) {
 		}},
 		{"bad yaml", "faults: [\n", []string{"s.yaml:1: bad YAML: did not find expected node content"}},
 		{"empty", "", []string{"s.yaml: empty scenario"}},
+		{"empty secret", "aws:\n  keys:\n    AKID: \"\"\n", []string{"s.yaml:3: aws.keys.AKID: is empty, want the secret access key"}},
+		{"bad public key", "google:\n  service_accounts:\n    sa@p.iam.gserviceaccount.com: not-a-pem\n",
+			[]string{"s.yaml:3: google.service_accounts.sa@p.iam.gserviceaccount.com: want an RSA public key in PEM"}},
+		{"cloud typo", "azure:\n  key: [k]\n", []string{"s.yaml:2: azure.key: unknown field (known: keys)"}},
+		{"negative lifetime", "google: {token_lifetime: -1m}\n", []string{"s.yaml:1: google.token_lifetime: is -1m0s, want 0 or more"}},
+		{"bad filter code", "faults:\n  - {kind: content_filter, code: output}\n", []string{`s.yaml:2: faults[0].code: is "output", want prompt or response`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseScenario("s.yaml", []byte(tc.src))
