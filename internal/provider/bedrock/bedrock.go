@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,6 @@ type Config struct {
 // OpenAI's format (Anthropic's for router.Call.Native). It is safe for
 // concurrent use.
 type Upstream struct {
-	base   string // scheme://host[/prefix], no trailing slash
 	region string
 	header http.Header // Config.Header less Anthropic-Beta
 	beta   []string    // Config.Header's Anthropic-Beta flags
@@ -80,7 +80,11 @@ func New(ctx context.Context, c Config) (*Upstream, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil {
-		return nil, fmt.Errorf("bedrock: BaseURL %q: want an absolute http or https URL without query or user", c.BaseURL)
+		shown := strconv.Quote(c.BaseURL)
+		if strings.Contains(c.BaseURL, "@") {
+			shown = "(with user information, not shown)"
+		}
+		return nil, fmt.Errorf("bedrock: BaseURL %s: want an absolute http or https URL without query or user", shown)
 	}
 	creds, err := credentialsFor(ctx, c)
 	if err != nil {
@@ -94,7 +98,7 @@ func New(ctx context.Context, c Config) (*Upstream, error) {
 	beta := splitBeta(nil, header.Values("Anthropic-Beta"))
 	header.Del("Anthropic-Beta")
 	return &Upstream{
-		base: strings.TrimSuffix(base, "/"), region: c.Region, header: header, beta: beta,
+		region: c.Region, header: header, beta: beta,
 		creds: creds, signer: v4.NewSigner(), rt: rt, clk: clock.Or(c.Clock),
 		paths: pathCache{base: strings.TrimSuffix(base, "/")},
 	}, nil
@@ -229,9 +233,7 @@ func (u *Upstream) post(ctx context.Context, c *router.Call, target string, body
 		h[k] = v
 	}
 	h.Set("Content-Type", "application/json")
-	if stream {
-		h.Set("Accept", "application/vnd.amazon.eventstream")
-	} else {
+	if !stream { // a stream's Accept is not the HTTP header: the SDK sends none
 		h.Set("Accept", "application/json")
 	}
 	if err := u.authorize(ctx, req, body, c.Key); err != nil {

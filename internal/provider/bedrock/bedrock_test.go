@@ -91,6 +91,7 @@ func TestNewNamesTheBadField(t *testing.T) {
 		{Config{}, "Region"},
 		{Config{Region: "us-east-1.evil.com/"}, "Region"},
 		{Config{Region: "us-east-1", BaseURL: "ftp://x"}, "BaseURL"},
+		{Config{Region: "us-east-1", BaseURL: "https://user:s3cr3t-value@host/"}, "BaseURL"},
 		{Config{Region: "us-east-1", AccessKeyID: "AKID"}, "SecretAccessKey"},
 		{Config{Region: "us-east-1", SecretAccessKey: "s3cr3t-value"}, "AccessKeyID"},
 		{Config{Region: "us-east-1", AccessKeyID: "AKID", SecretAccessKey: "s3cr3t-value", Profile: "p"}, "Profile"},

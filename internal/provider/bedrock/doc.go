@@ -31,8 +31,8 @@
 // aws.CredentialsCache: fetched once per lifetime and refreshed by the SDK
 // before they expire, never per call. No error or log carries a secret.
 //
-// Requests carry Config.Header, Content-Type application/json and Accept
-// (application/json, or application/vnd.amazon.eventstream for streams).
+// Requests carry Config.Header, Content-Type application/json and, unless
+// streamed, Accept application/json, as the AWS SDK sends them.
 // The client's headers are not sent: Bedrock understands none of them,
 // and each signed header costs a signature.
 //
