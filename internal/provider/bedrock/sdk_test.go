@@ -295,3 +295,50 @@ func TestExceptionFramesAreWhatTheSDKReadsAsExceptions(t *testing.T) {
 	}
 	out.GetStream().Close()
 }
+
+func TestConverseAnswerIsReadAsTheSDKReadsIt(t *testing.T) {
+	answer := `{"output":{"message":{"role":"assistant","content":[
+		{"reasoningContent":{"reasoningText":{"text":"Let me see.","signature":"s"}}},
+		{"text":"It is "},{"text":"a cat."},
+		{"toolUse":{"toolUseId":"tooluse_7","name":"look","input":{"q":"cat","n":[1,2]}}}]}},
+		"stopReason":"tool_use","usage":{"inputTokens":20,"outputTokens":9,"totalTokens":33,"cacheReadInputTokens":4},"metrics":{"latencyMs":9}}`
+	f := newFake(t, jsonAnswer(200, answer))
+	out, err := sdkClient(t, f).Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId:  aws.String("amazon.nova-pro-v1:0"),
+		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Hi"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want summary
+	for _, b := range out.Output.(*types.ConverseOutputMemberMessage).Value.Content {
+		switch b := b.(type) {
+		case *types.ContentBlockMemberText:
+			want.Text += b.Value
+		case *types.ContentBlockMemberReasoningContent:
+			want.Reasoning += *b.Value.(*types.ReasoningContentBlockMemberReasoningText).Value.Text
+		case *types.ContentBlockMemberToolUse:
+			in, _ := b.Value.Input.MarshalSmithyDocument()
+			want.ToolID, want.ToolName, want.ToolArgs = *b.Value.ToolUseId, *b.Value.Name, compactJSON(t, in)
+		}
+	}
+	want.Finish = finishReason(string(out.StopReason))
+	want.Prompt = int(*out.Usage.InputTokens + *out.Usage.CacheReadInputTokens)
+	want.Completion = int(*out.Usage.OutputTokens)
+
+	u := newUpstream(t, f)
+	resp := send(t, u, chatCall(`{"model":"amazon.nova-pro-v1:0","messages":[{"role":"user","content":"Hi"}]}`, false))
+	var c chatCompletion
+	if err := json.Unmarshal([]byte(readBody(t, resp)), &c); err != nil {
+		t.Fatal(err)
+	}
+	m := c.Choices[0].Message
+	got := summary{Reasoning: m.ReasoningContent, Text: *m.Content, Finish: c.Choices[0].FinishReason,
+		Prompt: c.Usage.PromptTokens, Completion: c.Usage.CompletionTokens}
+	if len(m.ToolCalls) == 1 {
+		got.ToolID, got.ToolName, got.ToolArgs = m.ToolCalls[0].ID, m.ToolCalls[0].Function.Name, compactJSON(t, []byte(m.ToolCalls[0].Function.Arguments))
+	}
+	if got != want {
+		t.Errorf("translated %+v\n     sdk %+v", got, want)
+	}
+}
