@@ -11,9 +11,10 @@
 //
 //	model, method, _, ok := ParsePath(r.URL.Path)        // !ok → 404
 //	generateContent:        chat, err := ToChat(model, body, false)
-//	                        out, err := FromChat(chatAnswer, model)  // ErrBadChat → 502
+//	                        out, err := FromChatWith(chatAnswer, model, OptionsFor(body)) // ErrBadChat → 502
 //	streamGenerateContent:  chat, err := ToChat(model, body, true)
-//	                        io.Copy(w, NewStream(chatSSE, model, r.URL.Query().Get("alt") == "sse"))
+//	                        sse := r.URL.Query().Get("alt") == "sse"
+//	                        io.Copy(w, NewStreamWith(chatSSE, model, sse, OptionsFor(body)))
 //	countTokens:            chat, err := CountTokensToChat(model, body)
 //	                        out, err := CountTokensFromChat(chatAnswer) // or CountTokensResponse(estimate)
 //	a refusal (*Error):     WriteError(w, e.Code, e.Status, e.Message)
@@ -65,10 +66,11 @@
 //	  thinkingConfig thinkingBudget     → 0 none, ≤1024 minimal, ≤2048 low,
 //	                                      ≤4096 medium, more high; -1 the default
 //
-// Dropped, as they change nothing an answer shows: topK (chat has no
+// Not sent, as they change nothing an answer shows: topK (chat has no
 // top_k; it narrows sampling), includeThoughts (chat targets return their
-// reasoning as they do; it comes back as thought parts, which clients'
-// Text() skips), safetySettings (checked, not sent: chat targets apply
+// reasoning as they do; OptionsFor reads it, and FromChatWith and
+// NewStreamWith then leave the reasoning out unless it is true, as
+// Gemini does; FromChat and NewStream always pass it on), safetySettings (checked, not sent: chat targets apply
 // their own filters, reported as SAFETY), mediaResolution, serviceTier,
 // store, labels, and the model member (the path names the model).
 // Refused as not translatable: cachedContent, tools other than function

@@ -150,19 +150,29 @@ func TestThinking(t *testing.T) {
 	if u := resp.UsageMetadata; u.ThoughtsTokenCount != 5 || u.CandidatesTokenCount != 7 {
 		t.Errorf("usage %+v", u)
 	}
-	// Streamed, the thoughts come as thought parts too.
-	thought := false
-	for resp, err := range c.Models.GenerateContentStream(context.Background(), testModel, genai.Text("Think"),
-		&genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelHigh}}) {
-		if err != nil {
-			t.Fatal(err)
+	// Streamed, the thoughts come as thought parts too; without
+	// includeThoughts they do not come, but are counted.
+	for _, include := range []bool{true, false} {
+		thought := false
+		var usage *genai.GenerateContentResponseUsageMetadata
+		cfg := &genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelHigh, IncludeThoughts: include}}
+		for resp, err := range c.Models.GenerateContentStream(context.Background(), testModel, genai.Text("Think"), cfg) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range resp.Candidates[0].Content.Parts {
+				thought = thought || p.Thought && p.Text == "Let me think (high)."
+			}
+			usage = resp.UsageMetadata
 		}
-		for _, p := range resp.Candidates[0].Content.Parts {
-			thought = thought || p.Thought && p.Text == "Let me think (high)."
+		if thought != include || usage.ThoughtsTokenCount != 5 {
+			t.Errorf("includeThoughts %v: thought parts %v, thoughts counted %d", include, thought, usage.ThoughtsTokenCount)
 		}
 	}
-	if !thought {
-		t.Error("no thought part in the stream")
+	resp, err = c.Models.GenerateContent(context.Background(), testModel, genai.Text("Think"),
+		&genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{ThinkingBudget: genai.Ptr[int32](100)}})
+	if err != nil || len(resp.Candidates[0].Content.Parts) != 1 || resp.Candidates[0].Content.Parts[0].Thought {
+		t.Errorf("without includeThoughts: %v %+v", err, resp.Candidates[0].Content.Parts)
 	}
 }
 

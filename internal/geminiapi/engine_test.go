@@ -209,7 +209,7 @@ func generate(t testing.TB, w http.ResponseWriter, e *engine, model string, body
 	if err != nil {
 		return err
 	}
-	out, err := FromChat(e.read(t, chat).completion(), model)
+	out, err := FromChatWith(e.read(t, chat).completion(), model, OptionsFor(body))
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func streamGenerate(t testing.TB, w http.ResponseWriter, e *engine, model string
 	if sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 	}
-	s := NewStream(bytes.NewReader(e.read(t, chat).stream()), model, sse)
+	s := NewStreamWith(bytes.NewReader(e.read(t, chat).stream()), model, sse, OptionsFor(body))
 	if _, err := io.Copy(w, s); err != nil {
 		panic(http.ErrAbortHandler) // a cut answer must not end cleanly
 	}

@@ -64,6 +64,10 @@ type chatUsage struct {
 // text, its tool calls as functionCall parts with their ids. Errors match
 // ErrBadChat.
 func FromChat(chat []byte, model string) ([]byte, error) {
+	return fromChat(chat, model, Options{})
+}
+
+func fromChat(chat []byte, model string, o Options) ([]byte, error) {
 	var c chatCompletion
 	if err := json.Unmarshal(chat, &c); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadChat, err)
@@ -78,7 +82,7 @@ func FromChat(chat []byte, model string) ([]byte, error) {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendCandidate(b, &c.Choices[i]); err != nil {
+		if b, err = appendCandidate(b, &c.Choices[i], o); err != nil {
 			return nil, err
 		}
 	}
@@ -90,11 +94,11 @@ func FromChat(chat []byte, model string) ([]byte, error) {
 }
 
 // appendCandidate appends the choice ch as a Candidate.
-func appendCandidate(b []byte, ch *chatChoice) ([]byte, error) {
+func appendCandidate(b []byte, ch *chatChoice, o Options) ([]byte, error) {
 	m := &ch.Message
 	b = append(b, `{"content":{"parts":[`...)
 	n := 0
-	if r := reasoning(m.ReasoningContent, m.Reasoning); r != "" {
+	if r := reasoning(m.ReasoningContent, m.Reasoning); r != "" && !o.OmitThoughts {
 		b = appendAnswerText(b, &n, r, true)
 	}
 	if m.Content != nil && *m.Content != "" {

@@ -60,6 +60,7 @@ type stream struct {
 	usage     *chatUsage
 	cands     []candidate
 	view      chunkView // the chunk being read
+	opts      Options
 }
 
 // candidate is what a stream holds of one choice until it ends.
@@ -187,6 +188,9 @@ func (s *stream) chunk(c *chunkView) bool {
 		}
 		if ch.finish != nil && len(ch.finish) > 2 {
 			cand.finish = finishReason(decodeFinish(ch.finish))
+		}
+		if s.opts.OmitThoughts {
+			ch.reasoning = nil
 		}
 		if ch.reasoning == nil && ch.content == nil && ch.refusal == nil {
 			continue
