@@ -66,7 +66,10 @@
 //	messages, role assistant           contents {role: model}: text parts, refusal text,
 //	  tool_calls[]                       functionCall {name, args: arguments parsed; "" → {}; not an
 //	                                     object → refused}, with thoughtSignature from the call's
-//	                                     extra_content.google.thought_signature
+//	                                     extra_content.google.thought_signature; for Gemini 3,
+//	                                     a model turn with no signature gets SkipSignature on
+//	                                     its first call (Gemini 3 refuses unsigned calls, and a
+//	                                     conversation begun on another target has none)
 //	  function_call, audio               refused
 //	messages, role tool                functionResponse {name of the earlier tool call with that
 //	                                   tool_call_id (none → refused), response {output: its text}}

@@ -374,6 +374,9 @@ func (t *translator) finish() error {
 	if err := t.think(); err != nil {
 		return err
 	}
+	if strings.HasPrefix(t.model, "gemini-3") {
+		t.signCalls()
+	}
 	if !t.gen.empty() {
 		t.out.GenerationConfig = &t.gen
 	}
@@ -384,6 +387,36 @@ func (g *generationConfig) empty() bool {
 	return len(g.StopSequences) == 0 && g.ResponseMimeType == "" && g.CandidateCount == 0 &&
 		g.MaxOutputTokens == 0 && g.Temperature == nil && g.TopP == nil && g.TopK == nil &&
 		g.Seed == nil && g.PresencePenalty == nil && g.FrequencyPenalty == nil && g.ThinkingConfig == nil
+}
+
+// SkipSignature is the thought signature Google documents for function
+// calls that did not come from the model with one (a conversation begun on
+// another model, a client that drops extra_content): Gemini 3 refuses a
+// model turn whose function calls carry no signature.
+const SkipSignature = "skip_thought_signature_validator"
+
+// signCalls gives the first function call of each model turn that has no
+// thought signature the documented stand-in.
+func (t *translator) signCalls() {
+	for i := range t.out.Contents {
+		c := &t.out.Contents[i]
+		if c.Role != "model" {
+			continue
+		}
+		first := -1
+		for j := range c.Parts {
+			if c.Parts[j].ThoughtSignature != "" {
+				first = -2
+				break
+			}
+			if first == -1 && c.Parts[j].FunctionCall != nil {
+				first = j
+			}
+		}
+		if first >= 0 {
+			c.Parts[first].ThoughtSignature = SkipSignature
+		}
+	}
 }
 
 // Thinking budgets by reasoning_effort, for models that take a budget

@@ -193,3 +193,38 @@ func TestTranslateChatTypeErrorsInJSONWords(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// Gemini 3 refuses unsigned function calls in the conversation: those that
+// came without a signature (from another model, or a client that dropped
+// it) get the documented stand-in; signed ones keep theirs; other models
+// are sent none.
+func TestTranslateChatSignsCallsForGemini3(t *testing.T) {
+	const conv = `"messages":[{"role":"user","content":"x"},
+		{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"a","content":"1"},{"role":"tool","tool_call_id":"b","content":"2"},
+		{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"real"}}}]},
+		{"role":"tool","tool_call_id":"c","content":"3"}]`
+	signatures := func(model string) []string {
+		tr, err := TranslateChat([]byte(`{"model":"`+model+`",`+conv+`}`), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req generateRequest
+		json.Unmarshal(tr.Body, &req)
+		var sigs []string
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				if p.FunctionCall != nil {
+					sigs = append(sigs, p.ThoughtSignature)
+				}
+			}
+		}
+		return sigs
+	}
+	if got, want := signatures("gemini-3-pro-preview"), []string{SkipSignature, "", "real"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("gemini 3: %q, want %q", got, want)
+	}
+	if got, want := signatures("gemini-2.5-flash"), []string{"", "", "real"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("gemini 2.5: %q, want %q", got, want)
+	}
+}
