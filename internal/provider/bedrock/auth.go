@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -33,7 +34,7 @@ func credentialsFor(ctx context.Context, c Config) (aws.CredentialsProvider, err
 	case static:
 		return cached(credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)), nil
 	}
-	opts := []func(*config.LoadOptions) error{config.WithRegion(c.Region)}
+	opts := []func(*config.LoadOptions) error{config.WithRegion(c.Region), config.WithCredentialsCacheOptions(expiryWindow)}
 	if c.Profile != "" {
 		opts = append(opts, config.WithSharedConfigProfile(c.Profile))
 	}
@@ -48,13 +49,21 @@ func credentialsFor(ctx context.Context, c Config) (aws.CredentialsProvider, err
 }
 
 // cached wraps p in a credentials cache unless it is one: credentials are
-// fetched once per lifetime, not per call.
+// fetched once per lifetime, not per call, and renewed RefreshBefore they
+// expire.
 func cached(p aws.CredentialsProvider) aws.CredentialsProvider {
 	if _, ok := p.(*aws.CredentialsCache); ok {
 		return p
 	}
-	return aws.NewCredentialsCache(p)
+	return aws.NewCredentialsCache(p, expiryWindow)
 }
+
+// RefreshBefore is how long before they expire cached credentials are
+// renewed, so that no request is signed with credentials that expire
+// while it travels.
+const RefreshBefore = time.Minute
+
+func expiryWindow(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = RefreshBefore }
 
 // authorize signs req with SigV4 (service "bedrock", the region, the
 // payload's SHA-256, the injected clock's time), or sets key as a Bedrock

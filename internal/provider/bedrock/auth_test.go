@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 )
 
@@ -235,5 +237,37 @@ func TestCredentialErrorsCarryNoSecret(t *testing.T) {
 	}
 	if len(f.requests()) != 0 {
 		t.Error("a request went out unsigned")
+	}
+}
+
+// countingProvider hands out credentials that expire at a set time.
+type countingProvider struct {
+	calls   atomic.Int32
+	expires time.Time
+}
+
+func (p *countingProvider) Retrieve(context.Context) (aws.Credentials, error) {
+	p.calls.Add(1)
+	return aws.Credentials{AccessKeyID: testKeyID, SecretAccessKey: testSecret, CanExpire: true, Expires: p.expires}, nil
+}
+
+func TestCredentialsAreRenewedBeforeTheyExpire(t *testing.T) {
+	f := newFake(t, jsonAnswer(200, converseOK))
+	for _, tc := range []struct {
+		expiresIn time.Duration
+		fetches   int32
+	}{
+		{time.Hour, 1},                 // cached for all calls
+		{RefreshBefore / 2, 3},         // inside the window: renewed on every call
+		{RefreshBefore + time.Hour, 1}, // well outside it
+	} {
+		p := &countingProvider{expires: time.Now().Add(tc.expiresIn)}
+		u := newUpstream(t, f, func(c *Config) { c.AccessKeyID, c.SecretAccessKey, c.Credentials = "", "", p })
+		for range 3 {
+			mustOK(t, u)
+		}
+		if n := p.calls.Load(); n != tc.fetches {
+			t.Errorf("credentials expiring in %v: %d fetches for 3 calls; want %d", tc.expiresIn, n, tc.fetches)
+		}
 	}
 }

@@ -37,7 +37,8 @@ type Config struct {
 	// the SDK's default chain (config.LoadDefaultConfig with Region and
 	// Profile: environment, shared config and credentials files, web
 	// identity, container and instance roles). Either way the credentials
-	// are cached (aws.CredentialsCache) and refreshed before they expire.
+	// are cached (aws.CredentialsCache) and renewed RefreshBefore they
+	// expire.
 	Credentials aws.CredentialsProvider
 	// Header is sent with every request. An Anthropic-Beta value here
 	// joins the client's flags in a Claude body's "anthropic_beta".
