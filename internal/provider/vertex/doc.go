@@ -27,7 +27,8 @@
 //     with its body as it is.
 //
 // Every request carries Authorization: Bearer <token>, content-type,
-// accept and Config.Header. Tokens come from the credentials (Config):
+// accept, Config.Header, and x-goog-user-project when the credentials name
+// a quota project. Tokens come from the credentials (Config):
 // given ones, a credentials file or its JSON (service account keys — whose
 // token_uri is used — gcloud user credentials, workload identity
 // federation, impersonation), else Application Default Credentials

@@ -98,8 +98,25 @@ func New(c Config) (*Upstream, error) {
 	}
 	return &Upstream{
 		publishers: strings.TrimSuffix(base, "/") + "/v1/projects/" + c.Project + "/locations/" + c.Location + "/publishers/",
-		creds:      creds, header: c.Header, rt: rt, clk: c.Clock,
+		creds:      creds, header: withQuotaProject(c.Header, creds), rt: rt, clk: c.Clock,
 	}, nil
+}
+
+// withQuotaProject adds x-goog-user-project when the credentials name a
+// quota project (gcloud user credentials do, and
+// GOOGLE_CLOUD_QUOTA_PROJECT sets one): Google bills and limits the call
+// to it. A configured header stays.
+func withQuotaProject(h http.Header, creds *auth.Credentials) http.Header {
+	qp, err := creds.QuotaProjectID(context.Background())
+	if err != nil || qp == "" || h.Get("X-Goog-User-Project") != "" {
+		return h
+	}
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("X-Goog-User-Project", qp)
+	return h
 }
 
 // segment checks a value that becomes one URL path segment.

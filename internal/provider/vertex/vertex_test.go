@@ -518,3 +518,26 @@ func TestNewValidates(t *testing.T) {
 		}
 	}
 }
+
+// Credentials that name a quota project bill the calls to it.
+func TestQuotaProjectHeader(t *testing.T) {
+	ts := newTokenServer(t, 3600)
+	var got atomic.Value
+	v := newFakeVertex(t, func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("X-Goog-User-Project"))
+		writeGemini(w, r)
+	})
+	var sa map[string]any
+	json.Unmarshal(serviceAccount(ts.URL+"/token"), &sa)
+	sa["quota_project_id"] = "billing-1"
+	b, _ := json.Marshal(sa)
+	u := newUpstream(t, Config{BaseURL: v.URL, CredentialsJSON: b})
+	resp, err := u.Send(context.Background(), chat("gemini-2.5-flash", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got.Load() != "billing-1" {
+		t.Errorf("x-goog-user-project %q, want billing-1", got.Load())
+	}
+}
