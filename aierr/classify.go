@@ -141,7 +141,7 @@ func (c *Classifier) decide(status int, f *bodyFields, msg []byte) Verdict {
 	// others are; a name longer than a code is none.)
 	var ab [MaxCodeLen]byte
 	var amzn []byte
-	if n := awsName(f.amzn); len(n) <= MaxCodeLen {
+	if n := awsName(f.amzn); n != "" && len(n) <= MaxCodeLen {
 		amzn = append(ab[:0], n...)
 	}
 	fields := [...][]byte{amzn, awsName(f.awsType), f.errCode, f.innerCode, f.reason, f.errType, f.errStatus,

@@ -294,10 +294,12 @@ type Verdict struct {
 	// ("code":429 in an OpenRouter chunk); 0 for transport errors.
 	Status int
 	// Code is the provider's error code or type that decided the verdict
-	// (rate_limit_exceeded, overloaded_error, RESOURCE_EXHAUSTED, queue_full,
-	// …), at most MaxCodeLen bytes of HTTP token characters (letters,
-	// digits and !#$%&'*+-.^_`|~), so it is safe in a header or a metric
-	// label; an unknown code of any other shape is dropped. For transport
+	// (rate_limit_exceeded, overloaded_error, RESOURCE_EXHAUSTED,
+	// ThrottlingException, queue_full, …), at most MaxCodeLen bytes of
+	// HTTP token characters (letters, digits and !#$%&'*+-.^_`|~), so it
+	// is safe in a header or a metric label; an unknown code of any other
+	// shape is dropped. A known code is spelled as the package knows it
+	// (an in-stream "throttlingException" is ThrottlingException). For transport
 	// errors it is a name of the package's own (connect, timeout,
 	// first_byte_timeout, …). Overrides match on it.
 	Code string
