@@ -147,6 +147,8 @@ func writeBedrockError(w http.ResponseWriter, e engineError) {
 	switch {
 	case e.code == "model_not_ready":
 		status, typ = http.StatusTooManyRequests, typeModelNotReady
+	case e.code == "content_filter":
+		msg = "The request was blocked by the model's content filters (" + e.param + ")."
 	case e.status == http.StatusTooManyRequests:
 		status, typ, msg = e.status, bedrockapi.TypeThrottling, "Too many requests, please wait before trying again. ("+e.msg+")"
 	case e.status == http.StatusServiceUnavailable || e.status == 529:

@@ -1,6 +1,11 @@
 // Package sim is a simulated, fault-injecting AI provider: an
 // OpenAI-compatible HTTP server for tests, the demo and the outage
-// benchmark, that behaves like a real provider and fails on demand.
+// benchmark, that behaves like a real provider and fails on demand. It
+// speaks Anthropic's Messages API, AWS Bedrock, the Gemini API, Vertex AI
+// and Azure OpenAI as well, each in its own wire format and error
+// dialect, and serves the credential services those clouds' libraries
+// call, so one Server stands in for every provider of a cross-cloud
+// ladder.
 //
 // # API
 //
@@ -59,6 +64,100 @@
 //   - POST /v1/images/generations, answered at once as a non-streamed
 //     chat completion is (faults, limits and latency alike): n images (1
 //     to 10), each a few bytes drawn from the prompt, base64'd.
+//
+// # Clouds
+//
+// Every cloud path translates the request in (internal/bedrockapi,
+// internal/geminiapi, the Messages codec of internal/provider/anthropic),
+// runs the chat engine — latency, limits, faults, tools, stats — and
+// translates the answer out. A request the translation refuses is a 400
+// in the path's own shape before the engine sees it.
+//
+//   - AWS Bedrock: POST /model/{modelId}/converse, /converse-stream,
+//     /invoke and /invoke-with-response-stream (modelId URL-escaped;
+//     InvokeModel takes a Claude body, anthropic_version
+//     bedrock-2023-05-31). Streams are AWS event-stream frames
+//     (application/vnd.amazon.eventstream); errors are Bedrock's
+//     ({"message"} with x-amzn-ErrorType). Credentials: a SigV4 signature
+//     (service bedrock, AWS.Region, X-Amz-Date within 5 minutes of the
+//     Server's clock) verified with bedrockapi.VerifySigV4 against
+//     AWS.Keys and the keys the sim issued (which must carry their
+//     X-Amz-Security-Token and not have expired: 403
+//     ExpiredTokenException), or Authorization: Bearer with one of
+//     AWS.APIKeys. With no AWS.Keys and no AWS.APIKeys, any well-formed
+//     signature or bearer token is accepted unverified.
+//   - Gemini API (AI Studio): POST /v1beta/models/{model}:generateContent,
+//     :streamGenerateContent (?alt=sse: events; otherwise one JSON array
+//     written as it comes) and :countTokens ({"totalTokens": N}, at once,
+//     free of faults and limits, not counted in Stats), with the key in
+//     x-goog-api-key or ?key= checked against Google.APIKeys (none: any
+//     key). No key is a 403 PERMISSION_DENIED, a wrong one a 400
+//     INVALID_ARGUMENT with reason API_KEY_INVALID.
+//   - Vertex AI: POST
+//     /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent,
+//     :streamGenerateContent and :countTokens as above (v1beta1 too), and
+//     publishers/anthropic/models/{m}:rawPredict and :streamRawPredict: a
+//     Messages body without model (the URL's) and with anthropic_version
+//     vertex-2023-10-16, answered as /v1/messages answers, errors
+//     included. Authorization: Bearer must be a token the sim's token
+//     endpoint or metadata server issued, unexpired on the Server's
+//     clock; otherwise 401 UNAUTHENTICATED in Google's shape.
+//   - Azure OpenAI: POST /openai/deployments/{d}/chat/completions and
+//     /openai/deployments/{d}/embeddings (?api-version= required: without
+//     it, 404 Resource not found, as Azure answers; the deployment is the
+//     model), and the v1 API's POST /openai/v1/chat/completions,
+//     /openai/v1/embeddings and /openai/v1/responses (the model from the
+//     body). An api-key header is checked against Azure.Keys (none: any
+//     key), an Authorization: Bearer token against the tokens the sim
+//     issued (Entra ID); a bad one is Azure's 401 ("Access denied due to
+//     invalid subscription key or wrong API endpoint…"). Answers are
+//     OpenAI's; refusals are Azure's {"error":{"code","message"}}.
+//
+// Faults speak each cloud's dialect:
+//
+//	fault                   Bedrock                          Google (Gemini, Vertex)            Azure
+//	throttle, 429s          429 ThrottlingException          429 RESOURCE_EXHAUSTED + RetryInfo 429 + retry-after-ms, retry-after
+//	error_storm 503, 529    503 ServiceUnavailableException  503 UNAVAILABLE                    503
+//	error_storm 500, 502    500 InternalServerException      500 INTERNAL                       500, 502
+//	error_storm 408, 504    408 ModelTimeoutException        504 DEADLINE_EXCEEDED              408, 504
+//	error_storm 403         403 AccessDeniedException        403 PERMISSION_DENIED              403
+//	error_storm 400         400 ValidationException          400 INVALID_ARGUMENT               400
+//	auth                    403 UnrecognizedClientException  401 UNAUTHENTICATED                401
+//	model_not_ready         429 ModelNotReadyException       503 UNAVAILABLE                    503 model_not_ready
+//	content_filter          400 ValidationException          200 blockReason / finishReason SAFETY  400 content_filter
+//	stream_error            an exception frame               an error object ending the stream  an error event
+//
+// RetryInfo's retryDelay is the fault's retry_after. Claude paths
+// (InvokeModel's errors aside, which are Bedrock's; rawPredict's, which
+// are Anthropic's) follow /v1/messages. Hangs, stalls and resets act on
+// every path as on chat: a reset, or a hang or stall released by Close,
+// cuts the client's own connection.
+//
+// # Credential services
+//
+// On the same Server, so that tests, the demo and fusebox mock need
+// nothing else (point the libraries at the Server's URL):
+//
+//	POST /token                 OAuth2 token endpoint (a service account's token_uri):
+//	                            grant_type urn:ietf:params:oauth:grant-type:jwt-bearer with an
+//	                            RS256 assertion (iss, aud = this URL, exp after now; signed by
+//	                            the key Google.ServiceAccounts gives its iss, when any are set),
+//	                            refresh_token (authorized_user files; Google.RefreshTokens) or
+//	                            client_credentials (Entra ID) → {"access_token","expires_in",
+//	                            "token_type":"Bearer"} for Google.TokenLifetime (default 1h);
+//	                            a refusal is 400 {"error":"invalid_grant",…}
+//	GET  /computeMetadata/v1/…  the GCE metadata server (GCE_METADATA_HOST): the default service
+//	                            account's token, email and scopes, project/project-id,
+//	                            universe/universe-domain; Metadata-Flavor: Google required (403)
+//	POST /                      AWS STS, Action=AssumeRoleWithWebIdentity (AWS_ENDPOINT_URL_STS):
+//	                            XML as STS answers, keys for AWS.CredentialLifetime (default 1h)
+//	GET  /v2/credentials/{id}   the container credentials endpoint
+//	                            (AWS_CONTAINER_CREDENTIALS_FULL_URI), Authorization
+//	                            AWS.ContainerToken (unset: any), JSON as ECS answers
+//
+// Issued tokens and keys are random (crypto/rand, not the seeded source)
+// and expire on the Server's clock; Stats.Credentials counts them. No
+// error quotes a secret, a token or an assertion.
 //
 // Tools (chat, messages and responses): a request with function tools
 // gets tool calls instead of text when tool_choice is "required" or names
@@ -122,8 +221,8 @@
 // event and a no_done fault leaves out response.completed.
 //
 // Server.Stats, and GET /sim/stats, count calls received (in all, and by
-// API), how they ended (Outcome) and the tokens they carried and were
-// billed.
+// API: each cloud's paths under names of their own, see Stats.APIs), how
+// they ended (Outcome) and the tokens they carried and were billed.
 //
 // # Control endpoints
 //
@@ -181,16 +280,41 @@
 //	  - {kind: job_failed, code: runtime_unavailable, fraction: 0.1} # accepted, then failed
 //	  - {kind: accept_reset, fraction: 0.1}            # job made, then the connection reset
 //	  - {kind: accept_hang, from: 200s, to: 210s}      # job made, then no answer
+//	  - {kind: model_not_ready, fraction: 0.1}          # Bedrock's ModelNotReadyException
+//	  - {kind: content_filter, code: response}          # Azure's content_filter 400, Gemini's SAFETY
+//	aws:                         # the Bedrock paths and AWS credential services
+//	  region: us-east-1          # SigV4's region; default us-east-1
+//	  keys: {AKIDSIM: secret}    # access key id: secret; none (and no api_keys): any signature
+//	  api_keys: [ABSK...]        # Bedrock API keys (Authorization: Bearer)
+//	  credential_lifetime: 15m   # of keys from STS and the container endpoint; default 1h
+//	  container_token: tok       # the container endpoint's Authorization; default: any
+//	google:                      # the Gemini and Vertex paths and the token services
+//	  api_keys: [AIza...]        # Gemini API keys; default: any
+//	  service_accounts:          # client_email: public key PEM; default: any issuer, unsigned
+//	    sa@p.iam.gserviceaccount.com: |
+//	      -----BEGIN PUBLIC KEY-----
+//	      ...
+//	  refresh_tokens: [1//0g...] # for authorized_user files; default: any
+//	  token_lifetime: 1h         # of issued access tokens; default 1h
+//	  project: my-project        # the metadata server's; default sim-project
+//	  email: sa@my-project.iam.gserviceaccount.com
+//	azure:
+//	  keys: [azkey]              # api-key values; default: any
+//
+// One Server serves every cloud at once, so nothing says which cloud a
+// scenario is: point each provider of a gateway config at the same sim
+// (or at sims of their own, to fail them apart).
 //
 // A fault's fields: kind (required); from, to; every and for (flapping:
 // active for the first "for" of every "every" from "from", 0 < for <
 // every; default: active throughout); fraction (more than 0, at
-// most 1; default 1); status (error_storm: 500, 502, 503, 504 or 529,
-// default 503; queue_full: 429 or 503, default 429; capacity: 429 or 503,
+// most 1; default 1); status (error_storm: 400, 403, 408, 500, 502, 503,
+// 504 or 529, default 503; queue_full: 429 or 503, default 429; capacity: 429 or 503,
 // default 503); retry_after (throttle, default 1s; error_storm, queue_full
 // and capacity, default none); extra (latency_spike, required);
 // after_chunks (stall, stream_error, reset); message (the error's text);
-// code (job_failed: the error category, default runtime_unavailable).
+// code (job_failed: the error category, default runtime_unavailable;
+// content_filter: prompt or response, default prompt).
 // capacity hits job submits, chat completions and images; job_failed,
 // accept_reset and accept_hang hit job submits only. A field that does not apply to the kind is
 // an error. examples/scenarios/ holds outage.yaml, throttle.yaml,

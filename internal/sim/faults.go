@@ -20,8 +20,8 @@ type FaultKind string
 // count_tokens and /sim/ never fail. "Content chunks" of a Responses
 // stream are its delta events.
 const (
-	// ErrorStorm answers with Status (500, 502, 503, 504 or 529; 0: 503) at
-	// once. 5xx bodies are OpenAI-shaped ({"error":{"type":"server_error"}});
+	// ErrorStorm answers with Status (400, 403, 408, 500, 502, 503, 504 or
+	// 529; 0: 503) at once; 4xx bodies have type invalid_request_error. 5xx bodies are OpenAI-shaped ({"error":{"type":"server_error"}});
 	// 529 is Anthropic's {"type":"error","error":{"type":"overloaded_error"}}.
 	// RetryAfter, if set, is sent as Retry-After.
 	ErrorStorm FaultKind = "error_storm"

@@ -322,6 +322,8 @@ var allowed = map[string]string{
 	"/v1/models":                "GET",
 	"/sim/faults":               "GET, POST, DELETE",
 	"/sim/stats":                "GET",
+	"/token":                    "POST",
+	"/v2/credentials":           "GET",
 }
 
 // handleNotFound answers what no route takes: 405 on a known path, 404

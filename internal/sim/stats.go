@@ -39,8 +39,9 @@ var outcomes = [...]Outcome{
 }
 
 // Stats counts the API calls a Server received (chat completions,
-// messages, responses and embeddings; not /v1/models, count_tokens or
-// /sim/).
+// messages, responses, embeddings, jobs, images and the clouds' paths;
+// not /v1/models, count_tokens, countTokens, /sim/ or the credential
+// services, whose issues Credentials counts).
 type Stats struct {
 	// Name is the Server's name.
 	Name string `json:"name"`
