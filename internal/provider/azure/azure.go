@@ -182,7 +182,7 @@ func (u *Upstream) target(c *router.Call) (string, *router.Unservable) {
 	if u.v1 {
 		return u.root + c.Path, nil
 	}
-	if c.Model == "" {
+	if c.Model == "" || c.Model == "." || c.Model == ".." {
 		return "", &router.Unservable{Param: "model", Code: "unsupported_operation",
 			Message: "azure: no deployment name: the target's model names the deployment"}
 	}
