@@ -130,3 +130,39 @@ func TestCloudPathsHostileBodies(t *testing.T) {
 		t.Errorf("%d hostile bodies answered", n)
 	}
 }
+
+// Many calls at once on every translated path, with a flapping storm and
+// stream errors: under -race, the relay shares nothing it should not,
+// and every call is counted once.
+func TestCloudPathsConcurrent(t *testing.T) {
+	s, ts := start(t, Config{Seed: 7, Faults: []Fault{
+		{Kind: ErrorStorm, Fraction: 0.3},
+		{Kind: StreamError, AfterChunks: 1, Fraction: 0.3},
+	}})
+	const rounds = 8
+	done := make(chan struct{})
+	n := 0
+	for range rounds {
+		for _, req := range cloudCalls(t, ts.URL) {
+			n++
+			go func() {
+				defer func() { done <- struct{}{} }()
+				resp, err := noKeepAlive.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}()
+		}
+	}
+	for range n {
+		<-done
+	}
+	waitFor(t, "every call finished", func() bool { return s.Stats().Finished() == int64(n) })
+	st := s.Stats()
+	if st.Calls != int64(n) || st.Outcomes[OutcomeError] == 0 || st.Outcomes[OutcomeStreamError] == 0 || st.Outcomes[OutcomeOK] == 0 {
+		t.Errorf("calls %d outcomes %v; want %d calls with errors, stream errors and answers", st.Calls, st.Outcomes, n)
+	}
+}

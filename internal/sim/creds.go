@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -147,7 +148,7 @@ func decodeSegment(seg string, v any) bool {
 	if err != nil {
 		return false
 	}
-	d := json.NewDecoder(strings.NewReader(string(b)))
+	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	return d.Decode(v) == nil
 }

@@ -62,7 +62,7 @@ func writeBadKey(w http.ResponseWriter, missing bool) {
 func (s *Server) handleVertex(w http.ResponseWriter, r *http.Request) {
 	model, method, pub, ok := geminiapi.ParsePath(r.URL.Path)
 	if !ok || (pub != "google" && pub != "anthropic") {
-		geminiapi.WriteError(w, http.StatusNotFound, "", "Publisher model "+truncate(r.URL.Path, 200)+" not found.")
+		geminiapi.WriteError(w, http.StatusNotFound, "", "Publisher model "+strconv.Quote(truncate(r.URL.Path, 200))+" not found.")
 		return
 	}
 	a := apiVertexGemini
@@ -90,7 +90,7 @@ func (s *Server) handleVertex(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveGoogle(w http.ResponseWriter, r *http.Request, model, method string, a api) {
 	stream := method == "streamGenerateContent"
 	if !stream && method != "generateContent" && method != "countTokens" {
-		geminiapi.WriteError(w, http.StatusNotFound, "", "Method "+truncate(method, 64)+" not found.")
+		geminiapi.WriteError(w, http.StatusNotFound, "", "Method "+strconv.Quote(truncate(method, 64))+" not found.")
 		return
 	}
 	body, bad := readBody(w, r)
@@ -159,7 +159,7 @@ func (s *Server) countGoogleTokens(w http.ResponseWriter, model string, body []b
 		return
 	}
 	if s.models != nil && !s.models[model] {
-		geminiapi.WriteError(w, http.StatusNotFound, "", "models/"+truncate(model, 64)+" is not found.")
+		geminiapi.WriteError(w, http.StatusNotFound, "", "models/"+strconv.Quote(truncate(model, 64))+" is not found.")
 		return
 	}
 	writeRaw(w, http.StatusOK, geminiapi.CountTokensResponse(int64(promptOf(chat))))
@@ -248,7 +248,7 @@ func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 1
 // vertex-2023-10-16, answered as /v1/messages answers, errors included.
 func (s *Server) serveVertexClaude(w http.ResponseWriter, r *http.Request, model, method string) {
 	if method != "rawPredict" && method != "streamRawPredict" {
-		geminiapi.WriteError(w, http.StatusNotFound, "", "Method "+truncate(method, 64)+" not found.")
+		geminiapi.WriteError(w, http.StatusNotFound, "", "Method "+strconv.Quote(truncate(method, 64))+" not found.")
 		return
 	}
 	body, bad := readBody(w, r)
@@ -316,7 +316,7 @@ func vertexToMessages(body []byte, model string, stream bool) ([]byte, string) {
 	case version == "":
 		return nil, "anthropic_version: Field required (want " + vertexAnthropicVersion + ")"
 	case version != vertexAnthropicVersion:
-		return nil, "anthropic_version: is " + truncate(version, 32) + ", want " + vertexAnthropicVersion
+		return nil, "anthropic_version: is " + strconv.Quote(truncate(version, 32)) + ", want " + vertexAnthropicVersion
 	}
 	if stream && !hasStream {
 		out = append(out, `,"stream":true`...)
