@@ -30,6 +30,8 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 				Responses: p.Responses, Unsupported: p.Unsupported})
 		case config.TypeAnthropic:
 			up, err = anthropic.New(anthropic.Config{BaseURL: p.BaseURL, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
+		case config.TypeBedrock, config.TypeVertex, config.TypeGemini, config.TypeAzure:
+			up, err = cloudUpstream(cfg, p, header, transport)
 		default:
 			err = fmt.Errorf("type %s is not supported", p.Type)
 		}
@@ -75,8 +77,8 @@ func routerSpec(cfg *config.Config, transport http.RoundTripper) (router.Spec, e
 		}
 		for _, t := range m.Targets {
 			as.Targets = append(as.Targets, router.TargetSpec{
-				Provider: t.Provider, Model: t.Model, Weight: float64(t.Weight),
-				Price:   router.Price{Input: t.Price.Input, Output: t.Price.Output, CachedInput: t.Price.CachedInput},
+				Provider: t.Provider, Model: targetModel(t, cfg.Providers[t.Provider]), Weight: float64(t.Weight),
+				Price:   targetPrice(t, cfg.Providers[t.Provider]),
 				Budgets: budgets(t.Timeouts),
 				Keys:    ownKeys(t, cfg.Providers[t.Provider]),
 			})

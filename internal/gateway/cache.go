@@ -87,7 +87,7 @@ func newCaches(cfg *config.Config, o Options, prev map[string]*aliasCache) (map[
 // exchange to store the answer it gets.
 func (x *exchange) lookup(body []byte, client string) bool {
 	ac := x.st.caches[x.alias.Name]
-	if ac == nil || x.messages || x.resp != nil {
+	if ac == nil || x.messages || x.resp != nil || x.gem != nil {
 		return false
 	}
 	mode := requestCacheMode(x.r)

@@ -18,6 +18,7 @@ import (
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/cache"
 	"github.com/fuseboxhq/fusebox/internal/fleet"
+	"github.com/fuseboxhq/fusebox/internal/geminiapi"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -40,6 +41,8 @@ type exchange struct {
 	messages bool
 	model    string
 	native   []byte // the client's Messages body, for targets that take it as it is
+	// gem, for a Gemini API request, is what it keeps of itself.
+	gem *geminiExchange
 	// resp, for a Responses API request, is its translation's state.
 	resp *respExchange
 	// trace, with otel enabled, is the request's tracing.
@@ -113,11 +116,14 @@ type exchange struct {
 
 // error writes an error in the client's API's shape.
 func (x *exchange) error(status int, typ, code, param, msg string) {
-	if x.messages {
+	switch {
+	case x.messages:
 		writeAnthropicError(x.w, status, msg)
-		return
+	case x.gem != nil:
+		geminiapi.WriteError(x.w, status, googleStatus(status), msg)
+	default:
+		writeError(x.w, status, typ, code, param, msg)
 	}
-	writeError(x.w, status, typ, code, param, msg)
 }
 
 func (x *exchange) badRequest(param, msg string) {
@@ -172,92 +178,101 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 				return
 			}
 		}
-		f, ok := x.validate(body, chat)
-		if !ok {
+		x.route(c, path, body, chat)
+	}
+}
+
+// route sends a request, in OpenAI's chat format (or embeddings), down
+// its model's ladder and answers the client in its own API.
+func (x *exchange) route(c *client, path string, body []byte, chat bool) {
+	r := x.r
+	f, ok := x.validate(body, chat)
+	if !ok {
+		return
+	}
+	model := f.ModelName() // as the upstream reads it
+	if !c.allows(model) {
+		x.error(http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
+			"Your key is not allowed to use the model `"+model+"`.")
+		return
+	}
+	alias, ok := x.st.router.Lookup(model)
+	if !ok {
+		x.error(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
+			"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
+		return
+	}
+	x.alias, x.stream, x.fields = alias, chat && f.Stream, f
+	if c != nil && c.budget != nil && alias.Direct && alias.Price(alias.Targets[0]) == (router.Price{}) {
+		x.error(http.StatusForbidden, "invalid_request_error", "model_not_priced", "model",
+			"The model `"+model+"` has no price in the Fusebox configuration (providers."+alias.Targets[0].Provider+
+				".price), so it cannot be counted against your key's budget. Use a configured model alias.")
+		return
+	}
+	if c != nil {
+		x.client, x.clientRef = c.name, c
+		if !x.checkBudget(c, body) || !x.paced(c, f.Tokens(len(body))) {
 			return
 		}
-		model := f.ModelName() // as the upstream reads it
-		if !c.allows(model) {
-			x.error(http.StatusForbidden, "invalid_request_error", "model_not_allowed", "model",
-				"Your key is not allowed to use the model `"+model+"`.")
-			return
+	}
+	idemBody := body
+	switch {
+	case x.messages:
+		idemBody = x.native // the client's own body, not its translation
+	case x.resp != nil:
+		idemBody = x.resp.body
+	case x.gem != nil:
+		idemBody = x.gem.body
+	}
+	if x.idempotent(idemBody) {
+		return
+	}
+	if chat && x.lookup(body, x.client) {
+		return
+	}
+	ctx := r.Context()
+	if c != nil && (c.budget != nil || c.pacer != nil) {
+		x.drain = x.s.newDrain(ctx, x.st.cfg.Server.UsageDrain)
+	}
+	if x.drain != nil {
+		ctx = x.drain.ctx
+		defer x.drain.end()
+	}
+	if d := alias.Deadline(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = x.s.deadline(ctx, d)
+		defer cancel()
+	}
+	if x.stream && !x.messages && !f.IncludeUsage {
+		// Ask for the usage the client did not, to price the answer
+		// (and count it against budgets); the usage chunk is kept from
+		// the client, who did not ask for it.
+		if b := withUsage(f, body); b != nil {
+			body, f, x.hideUsage = b, aireq.Scan(b), true
 		}
-		alias, ok := x.st.router.Lookup(model)
-		if !ok {
-			x.error(http.StatusNotFound, "invalid_request_error", "model_not_found", "model",
-				"The model `"+model+"` does not exist. Use a configured model alias or provider/model.")
-			return
+	}
+	x.body, x.bodyLen = body, len(body)
+	req := &router.Request{
+		Path: path, Body: body, Fields: f, Stream: x.stream,
+		Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
+		Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
+		Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.forward),
+	}
+	if x.resp != nil {
+		req.Responses, req.Unservable = x.resp.native, x.resp.unservable
+	}
+	if x.stream {
+		req.Prepare = x.prepare
+		if alias.Continues() {
+			x.cont = &delivered{}
 		}
-		x.alias, x.stream, x.fields = alias, chat && f.Stream, f
-		if c != nil && c.budget != nil && alias.Direct && alias.Price(alias.Targets[0]) == (router.Price{}) {
-			x.error(http.StatusForbidden, "invalid_request_error", "model_not_priced", "model",
-				"The model `"+model+"` has no price in the Fusebox configuration (providers."+alias.Targets[0].Provider+
-					".price), so it cannot be counted against your key's budget. Use a configured model alias.")
-			return
-		}
-		if c != nil {
-			x.client, x.clientRef = c.name, c
-			if !x.checkBudget(c, body) || !x.paced(c, f.Tokens(len(body))) {
-				return
-			}
-		}
-		idemBody := body
-		switch {
-		case messages:
-			idemBody = x.native // the client's own body, not its translation
-		case x.resp != nil:
-			idemBody = x.resp.body
-		}
-		if x.idempotent(idemBody) {
-			return
-		}
-		if chat && x.lookup(body, x.client) {
-			return
-		}
-		ctx := r.Context()
-		if c != nil && (c.budget != nil || c.pacer != nil) {
-			x.drain = x.s.newDrain(ctx, x.st.cfg.Server.UsageDrain)
-		}
-		if x.drain != nil {
-			ctx = x.drain.ctx
-			defer x.drain.end()
-		}
-		if d := alias.Deadline(); d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = x.s.deadline(ctx, d)
-			defer cancel()
-		}
-		if x.stream && !messages && !f.IncludeUsage {
-			// Ask for the usage the client did not, to price the answer
-			// (and count it against budgets); the usage chunk is kept from
-			// the client, who did not ask for it.
-			if b := withUsage(f, body); b != nil {
-				body, f, x.hideUsage = b, aireq.Scan(b), true
-			}
-		}
-		x.body, x.bodyLen = body, len(body)
-		req := &router.Request{
-			Path: path, Body: body, Fields: f, Stream: x.stream,
-			Tokens: f.Tokens(len(body)), IdempotencyKey: r.Header.Get("Idempotency-Key"), Native: x.native,
-			Session: cmp.Or(r.Header.Get("X-Fusebox-Session"), f.UserID()),
-			Flow:    x.client, Weight: x.weight(), Header: forwardHeaders(r.Header, x.st.forward),
-		}
-		if x.resp != nil {
-			req.Responses, req.Unservable = x.resp.native, x.resp.unservable
-		}
-		if x.stream {
-			req.Prepare = x.prepare
-			if alias.Continues() {
-				x.cont = &delivered{}
-			}
-		}
-		x.startTrace(req, operation(path))
-		x.walk = x.st.router.Start(alias, req)
-		if x.stream {
-			x.serveStream(ctx)
-		} else {
-			x.serve(ctx)
-		}
+	}
+	x.startTrace(req, operation(path))
+	x.walk = x.st.router.Start(alias, req)
+	if x.stream {
+		x.serveStream(ctx)
+	} else {
+		x.serve(ctx)
 	}
 }
 
@@ -511,6 +526,13 @@ func (x *exchange) serve(ctx context.Context) {
 		if x.resp != nil {
 			x.headers(a, x.s.clk.Now())
 			if x.serveResponses(a) {
+				return
+			}
+			continue // nothing sent yet: on to the next target
+		}
+		if x.gem != nil {
+			x.headers(a, x.s.clk.Now())
+			if x.serveGemini(a) {
 				return
 			}
 			continue // nothing sent yet: on to the next target

@@ -20,6 +20,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/batchapi"
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/fleet"
+	"github.com/fuseboxhq/fusebox/internal/geminiapi"
 	"github.com/fuseboxhq/fusebox/internal/jobs"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/responses"
@@ -163,6 +164,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/responses/{id}/{what}", s.handleStoredResponse)
 	s.mux.HandleFunc("DELETE /v1/responses/{id}", s.handleStoredResponse)
 	s.mux.HandleFunc("POST /v1/responses/{id}/cancel", s.handleCancelResponse)
+	s.mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
 	s.mux.HandleFunc("POST /v1/embeddings", s.handleProxy("/embeddings", false, false))
 	s.mux.HandleFunc("GET /v1/models", s.handleModels)
 	s.mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
@@ -279,14 +281,20 @@ func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request)
 	if !named {
 		found = st.client(r.Header.Get("X-Api-Key"))
 	}
+	if g := r.Header.Get("X-Goog-Api-Key"); !named && found == nil && g != "" && geminiPath(r.URL.Path) {
+		found = st.client(g) // google-genai's header
+	}
 	if a := r.Header.Get("Authorization"); !named && found == nil && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		found = st.client(a[7:])
 	}
 	if found == nil {
 		const msg = "Incorrect or missing API key. Send a Fusebox client key as Authorization: Bearer <key> or x-api-key."
-		if anthropicPath(r.URL.Path) {
+		switch {
+		case anthropicPath(r.URL.Path):
 			writeAnthropicError(w, http.StatusUnauthorized, msg)
-		} else {
+		case geminiPath(r.URL.Path):
+			geminiapi.WriteError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Incorrect or missing API key. Send a Fusebox client key as x-goog-api-key, Authorization: Bearer <key> or x-api-key.")
+		default:
 			writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "", msg)
 		}
 		return nil, false

@@ -54,10 +54,14 @@ func (x *exchange) serveStream(ctx context.Context) {
 // passFinal returns a client error as the upstream gave it.
 func (x *exchange) passFinal(a *router.Attempt) {
 	x.headers(a, x.s.clk.Now())
-	if x.messages {
+	if x.messages || x.gem != nil {
 		body, _ := io.ReadAll(io.LimitReader(a.Resp.Body, 1<<20))
 		a.Resp.Body.Close()
-		x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
+		if x.gem != nil {
+			x.passFinalGemini(a.Resp.StatusCode, body)
+		} else {
+			x.passFinalMessages(a.Resp.StatusCode, a.Resp.Header, body)
+		}
 		return
 	}
 	x.setHeader("Content-Type", a.Resp.Header.Get("Content-Type"))
@@ -197,7 +201,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 	var asm *cache.Assembler
 	// Messages answers are kept as sent; a continued one is not an answer
 	// of one target to keep.
-	if limit := x.keepLimit(); limit > 0 && !x.messages && x.resp == nil && x.prev == nil {
+	if limit := x.keepLimit(); limit > 0 && !x.messages && x.resp == nil && x.gem == nil && x.prev == nil {
 		asm = cache.NewAssembler(limit)
 	}
 	for i := 0; ; {
@@ -288,6 +292,9 @@ func (x *exchange) commit(a *router.Attempt) {
 	x.s.metrics.TTFB(a.Target, ttfb)
 	x.headers(a, a.Start.Add(ttfb))
 	sse.SetHeaders(x.w.Header())
+	if x.gem != nil && !x.gem.sse {
+		x.w.Header().Set("Content-Type", "application/json") // a JSON array, written as it comes
+	}
 	// The cost is known at the end: it follows as a trailer, and so does
 	// the seam of a continued stream.
 	trailer := "X-Fusebox-Cost"
@@ -486,6 +493,8 @@ func (x *exchange) sink(a *router.Attempt) sink {
 		return &responsesNativeSink{x: x, w: sse.NewWriter(x.w)}
 	case x.messages:
 		return newAnthropicSink(x.w, x.model)
+	case x.gem != nil:
+		return newGeminiSink(x.w, x.gem.model, x.gem.sse)
 	case x.resp != nil:
 		return x.newResponsesSink()
 	}
