@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
+	"google.golang.org/genai"
 
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 )
@@ -135,5 +138,39 @@ func TestSTSRefusals(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(string(b[:n]), "<Code>"+want+"</Code>") {
 			t.Errorf("%s: %d %s, want 400 %s", body, resp.StatusCode, b[:n], want)
 		}
+	}
+}
+
+// With only ClientEnv's variables and a container token, the AWS default
+// chain and the Bedrock client find the sim themselves, and the Gen AI
+// client finds it for the Gemini API.
+func TestClientEnv(t *testing.T) {
+	isolateAWS(t)
+	s, ts := start(t, Config{Clock: clocktest.New(time.Now())})
+	for _, kv := range ClientEnv(ts.URL + "/") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	t.Setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "tok")
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
+	if _, err := c.Converse(ctx, converseInput("m")); err != nil {
+		t.Errorf("Bedrock from the environment: %v", err)
+	}
+	t.Setenv("GEMINI_API_KEY", "k")
+	t.Setenv("GOOGLE_API_KEY", "")
+	g, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Models.GenerateContent(ctx, "gemini-2.5-flash", genai.Text("hi"), nil); err != nil {
+		t.Errorf("Gemini from the environment: %v", err)
+	}
+	if st := s.Stats(); st.APIs["bedrock.converse"] != 1 || st.APIs["gemini.generate_content"] != 1 || st.Credentials != 1 {
+		t.Errorf("apis %v credentials %d; want a call on each and one key issued", st.APIs, st.Credentials)
 	}
 }

@@ -157,7 +157,9 @@
 //
 // Issued tokens and keys are random (crypto/rand, not the seeded source)
 // and expire on the Server's clock; Stats.Credentials counts them. No
-// error quotes a secret, a token or an assertion.
+// error quotes a secret, a token or an assertion. ClientEnv lists the
+// environment variables that point the AWS, Google and Azure libraries at
+// a Server.
 //
 // Tools (chat, messages and responses): a request with function tools
 // gets tool calls instead of text when tool_choice is "required" or names
