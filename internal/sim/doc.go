@@ -101,7 +101,9 @@
 //     vertex-2023-10-16, answered as /v1/messages answers, errors
 //     included. Authorization: Bearer must be a token the sim's token
 //     endpoint or metadata server issued, unexpired on the Server's
-//     clock; otherwise 401 UNAUTHENTICATED in Google's shape.
+//     clock; otherwise 401 UNAUTHENTICATED in Google's shape. Express
+//     mode, POST /v1/publishers/google/models/{m}:{method} (v1beta1
+//     too), takes an API key instead, as the Gemini API does.
 //   - Azure OpenAI: POST /openai/deployments/{d}/chat/completions and
 //     /openai/deployments/{d}/embeddings (?api-version= required: without
 //     it, 404 Resource not found, as Azure answers; the deployment is the

@@ -27,18 +27,27 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		geminiapi.WriteError(w, http.StatusNotFound, "", "Method not found.")
 		return
 	}
+	if s.googleKeyOK(w, r, apiGemini, method) {
+		s.serveGoogle(w, r, model, method, apiGemini)
+	}
+}
+
+// googleKeyOK checks a call's API key (x-goog-api-key, or ?key=) against
+// Google.APIKeys; when it is refused, it answers and counts the call
+// (countTokens aside) and reports false.
+func (s *Server) googleKeyOK(w http.ResponseWriter, r *http.Request, a api, method string) bool {
 	key := r.Header.Get("X-Goog-Api-Key")
 	if key == "" {
 		key = r.URL.Query().Get("key")
 	}
-	if !keyAccepted(s.cfg.Google.APIKeys, key) {
-		if method != "countTokens" {
-			s.refuseBefore(apiGemini, OutcomeUnauthorized)
-		}
-		writeBadKey(w, key == "")
-		return
+	if keyAccepted(s.cfg.Google.APIKeys, key) {
+		return true
 	}
-	s.serveGoogle(w, r, model, method, apiGemini)
+	if method != "countTokens" {
+		s.refuseBefore(a, OutcomeUnauthorized)
+	}
+	writeBadKey(w, key == "")
+	return false
 }
 
 // writeBadKey answers a Gemini API call without a key (403) or with a
@@ -83,6 +92,21 @@ func (s *Server) handleVertex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveGoogle(w, r, model, method, a)
+}
+
+// handleVertexExpress serves Vertex AI's express mode,
+// POST /v1/publishers/google/models/{model}:{method} with an API key
+// (x-goog-api-key or ?key=, checked against Google.APIKeys) instead of a
+// token.
+func (s *Server) handleVertexExpress(w http.ResponseWriter, r *http.Request) {
+	model, method, pub, ok := geminiapi.ParsePath(r.URL.Path)
+	if !ok || pub != "google" {
+		geminiapi.WriteError(w, http.StatusNotFound, "", "Publisher model "+strconv.Quote(truncate(r.URL.Path, 200))+" not found.")
+		return
+	}
+	if s.googleKeyOK(w, r, apiVertexGemini, method) {
+		s.serveGoogle(w, r, model, method, apiVertexGemini)
+	}
 }
 
 // serveGoogle answers a Gemini call (generateContent,

@@ -402,3 +402,24 @@ func bearerPost(t *testing.T, ts *httptest.Server, path, tok, body string) (int,
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// Vertex's express mode takes an API key on /publishers/google paths
+// without a project, and counts as Vertex.
+func TestVertexExpress(t *testing.T) {
+	s, ts := start(t, Config{Google: Google{APIKeys: []string{"vk"}}})
+	ctx := context.Background()
+	for key, ok := range map[string]bool{"vk": true, "bad": false} {
+		c, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendVertexAI, APIKey: key,
+			HTTPOptions: genai.HTTPOptions{BaseURL: ts.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Models.GenerateContent(ctx, "gemini-2.5-flash", genai.Text("hi"), nil)
+		if (err == nil) != ok {
+			t.Errorf("key %s: %v, want success %v", key, err, ok)
+		}
+	}
+	if st := s.Stats(); st.APIs["vertex.generate_content"] != 2 || st.Outcomes[OutcomeOK] != 1 || st.Outcomes[OutcomeUnauthorized] != 1 {
+		t.Errorf("apis %v outcomes %v; want 2 vertex calls, 1 ok, 1 unauthorized", st.APIs, st.Outcomes)
+	}
+}

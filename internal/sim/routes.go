@@ -8,6 +8,8 @@ func (s *Server) routeClouds() {
 	s.mux.HandleFunc("POST /v1beta/models/{model}", s.handleGemini)
 	s.mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}", s.handleVertex)
 	s.mux.HandleFunc("POST /v1beta1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}", s.handleVertex)
+	s.mux.HandleFunc("POST /v1/publishers/{publisher}/models/{model}", s.handleVertexExpress)
+	s.mux.HandleFunc("POST /v1beta1/publishers/{publisher}/models/{model}", s.handleVertexExpress)
 	for _, p := range azurePaths {
 		s.mux.HandleFunc(p.pattern, s.azureHandler(p.api, p.deployment))
 	}
