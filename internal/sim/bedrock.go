@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/internal/bedrockapi"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
@@ -47,65 +48,76 @@ func (s *Server) bedrockHandler(op bedrockOp) http.HandlerFunc {
 			writeBedrockRefusal(w, err)
 			return
 		}
-		model := r.PathValue("modelId")
 		start := s.clk.Now()
-		var rl *relayed
-		if op.invoke {
-			mbody, err := bedrockapi.InvokeToMessages(model, body, op.stream)
-			if err == nil {
-				rl, _, err = s.relayMessages(r, mbody, a)
-			}
-			if err != nil {
-				s.refuseBefore(a, OutcomeBadRequest)
-				writeBedrockRefusal(w, err)
-				return
-			}
-		} else {
-			chat, err := bedrockapi.ConverseToChat(model, body, op.stream)
-			if err != nil {
-				s.refuseBefore(a, OutcomeBadRequest)
-				writeBedrockRefusal(w, err)
-				return
-			}
-			rl = s.relay(r, chat, a)
+		rl, err := s.bedrockRelay(r, op, a, body)
+		if err != nil {
+			s.refuseBefore(a, OutcomeBadRequest)
+			writeBedrockRefusal(w, err)
+			return
 		}
 		defer rl.body.Close()
-		switch {
-		case rl.status == 0:
-			cutConnection(w)
-		case rl.status != http.StatusOK:
-			writeBedrockError(w, rl.readError())
-		case op.stream:
-			var rd io.Reader
-			if op.invoke {
-				rd = bedrockapi.NewInvokeStreamClock(anthropic.NewMessagesStream(rl.body, model), s.clk)
-			} else {
-				rd = bedrockapi.NewConverseStreamClock(rl.body, s.clk)
-			}
-			h := w.Header()
-			h.Set("Content-Type", "application/vnd.amazon.eventstream")
-			h.Set("X-Amzn-Bedrock-Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			pump(w, rd)
-			if rl.cut() {
-				panic(http.ErrAbortHandler)
-			}
-		default:
-			var out []byte
-			var err error
-			if op.invoke {
-				out, err = rl.messagesJSON(model)
-			} else if b, rerr := io.ReadAll(rl.body); rerr != nil {
-				err = rerr
-			} else {
-				out, err = bedrockapi.ChatToConverseLatency(b, s.clk.Now().Sub(start))
-			}
-			if err != nil {
-				bedrockapi.WriteError(w, http.StatusInternalServerError, bedrockapi.TypeInternal, "simulator: "+err.Error())
-				return
-			}
-			writeRaw(w, http.StatusOK, out)
+		s.answerBedrock(w, rl, op, r.PathValue("modelId"), start)
+	}
+}
+
+// bedrockRelay translates a Bedrock body and runs it through the engine:
+// a Converse body as a chat completion, an InvokeModel body as the
+// Messages request it is. The error is the translation's refusal.
+func (s *Server) bedrockRelay(r *http.Request, op bedrockOp, a api, body []byte) (*relayed, error) {
+	model := r.PathValue("modelId")
+	if !op.invoke {
+		chat, err := bedrockapi.ConverseToChat(model, body, op.stream)
+		if err != nil {
+			return nil, err
 		}
+		return s.relay(r, chat, a), nil
+	}
+	mbody, err := bedrockapi.InvokeToMessages(model, body, op.stream)
+	if err != nil {
+		return nil, err
+	}
+	rl, _, err := s.relayMessages(r, mbody, a)
+	return rl, err
+}
+
+// answerBedrock writes the engine's answer as Bedrock's: JSON, an event
+// stream, or an error; a cut answer cuts the client's connection.
+func (s *Server) answerBedrock(w http.ResponseWriter, rl *relayed, op bedrockOp, model string, start time.Time) {
+	switch {
+	case rl.status == 0:
+		cutConnection(w)
+	case rl.status != http.StatusOK:
+		writeBedrockError(w, rl.readError())
+	case op.stream:
+		var rd io.Reader
+		if op.invoke {
+			rd = bedrockapi.NewInvokeStreamClock(anthropic.NewMessagesStream(rl.body, model), s.clk)
+		} else {
+			rd = bedrockapi.NewConverseStreamClock(rl.body, s.clk)
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/vnd.amazon.eventstream")
+		h.Set("X-Amzn-Bedrock-Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		pump(w, rd)
+		if rl.cut() {
+			panic(http.ErrAbortHandler)
+		}
+	default:
+		var out []byte
+		var err error
+		if op.invoke {
+			out, err = rl.messagesJSON(model)
+		} else if b, rerr := io.ReadAll(rl.body); rerr != nil {
+			err = rerr
+		} else {
+			out, err = bedrockapi.ChatToConverseLatency(b, s.clk.Now().Sub(start))
+		}
+		if err != nil {
+			bedrockapi.WriteError(w, http.StatusInternalServerError, bedrockapi.TypeInternal, "simulator: "+err.Error())
+			return
+		}
+		writeRaw(w, http.StatusOK, out)
 	}
 }
 

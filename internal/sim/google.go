@@ -135,9 +135,16 @@ func (s *Server) serveGoogle(w http.ResponseWriter, r *http.Request, model, meth
 		writeGoogleRefusal(w, err)
 		return
 	}
-	sse := r.URL.Query().Get("alt") == "sse"
 	rl := s.relay(r, chat, a)
 	defer rl.body.Close()
+	answerGoogle(w, rl, model, chat, stream, r.URL.Query().Get("alt") == "sse")
+}
+
+// answerGoogle writes the engine's answer as Gemini's: JSON, a stream
+// (events with sse, a JSON array without), a safety block for a
+// content_filter fault, or an error; a cut answer cuts the client's
+// connection.
+func answerGoogle(w http.ResponseWriter, rl *relayed, model string, chat []byte, stream, sse bool) {
 	switch {
 	case rl.status == 0:
 		cutConnection(w)
