@@ -100,8 +100,10 @@ type Limits struct {
 // DefaultModels are the models listed when Config.Models is nil.
 var DefaultModels = []string{"sim-large", "sim-small", "sim-embed"}
 
-// Server is a simulated OpenAI-compatible provider: an http.Handler for
-// the API and for its control endpoints. It is safe for concurrent use.
+// Server is a simulated provider: an http.Handler for the OpenAI and
+// Anthropic APIs, the Bedrock, Gemini, Vertex AI and Azure OpenAI paths,
+// the clouds' credential services and the control endpoints. It is safe
+// for concurrent use.
 type Server struct {
 	name   string
 	cfg    Config
@@ -182,8 +184,8 @@ func New(c Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the http.Handler that serves the API under /v1/ and the
-// control endpoints under /sim/.
+// Handler returns the http.Handler that serves the APIs (see the package
+// documentation for every path) and the control endpoints under /sim/.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // ServeHTTP serves a request, as Handler does.
