@@ -39,7 +39,9 @@
 //     slows the endpoint's pacer for the provider's wait; a short wait is
 //     waited out, a long one fails over. An auth or quota refusal takes the
 //     endpoint out of rotation and fails over. A client error returns to the
-//     caller as it is, unless its sub-kind is listed in FailoverOn.
+//     caller as it is, unless its sub-kind is listed in FailoverOn, or is
+//     aierr.NotDeployed (the endpoint lacks the model; the next may have
+//     it), which fail over.
 //
 // When nothing answers, the caller gets the last upstream's error response
 // (status and body intact), or the last transport error, or — when every

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -281,5 +282,32 @@ func TestCancellationIsNotAFailure(t *testing.T) {
 	s := rt.Breakers()[0]
 	if s.State != breaker.StateClosed || s.Totals.Failed != 0 || s.Totals.Ignored != 1 {
 		t.Fatalf("cancellation counted: %+v", s)
+	}
+}
+
+// A model the endpoint does not have (Azure's DeploymentNotFound) fails
+// over without FailoverOn, and does not count against its breaker; on the
+// last endpoint it returns to the caller.
+func TestFailoverOnAModelNotDeployed(t *testing.T) {
+	notThere := func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		io.WriteString(w, `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`)
+	}
+	azure := newUpstream(t, "azure", notThere)
+	other := newUpstream(t, "other", chatOK("other"))
+	rt := mustNew(t, Config{Endpoints: []Endpoint{{BaseURL: azure.URL + "/v1"}, {BaseURL: other.URL + "/v1"}}})
+	client := openaiClient(azure.URL, rt)
+	c, err := client.Chat.Completions.New(t.Context(), chatParams("gpt-4.1"))
+	if err != nil || content(c) != "hello from other" {
+		t.Fatalf("%q, %v", content(c), err)
+	}
+	if s := rt.Breakers()[0]; s.Totals.Failed != 0 {
+		t.Fatalf("breaker %+v: a missing model is not an outage", s.Totals)
+	}
+	alone := mustNew(t, Config{Endpoints: []Endpoint{{BaseURL: azure.URL + "/v1"}}})
+	lone := openaiClient(azure.URL, alone)
+	if _, err := lone.Chat.Completions.New(t.Context(), chatParams("gpt-4.1")); err == nil {
+		t.Fatal("the last endpoint's 404 did not reach the caller")
 	}
 }

@@ -276,7 +276,9 @@ func (w *walk) decide(ep *endpoint, n int, last bool, a *answer) step {
 	case aierr.Canceled:
 		return step{err: a.err}
 	case aierr.ClientError:
-		if !last && slices.Contains(w.t.cfg.FailoverOn, v.Sub) {
+		// A model the endpoint does not have (not deployed, not enabled
+		// in its region) is no bug of the caller's: the next may have it.
+		if !last && (v.Sub == aierr.NotDeployed || slices.Contains(w.t.cfg.FailoverOn, v.Sub)) {
 			return step{next: Failover}
 		}
 		return fail
