@@ -91,17 +91,17 @@ func (s *Server) answerBedrock(w http.ResponseWriter, rl *relayed, op bedrockOp,
 	case op.stream:
 		var rd io.Reader
 		if op.invoke {
-			rd = bedrockapi.NewInvokeStreamClock(anthropic.NewMessagesStream(rl.body, model), s.clk)
+			rd = bedrockapi.NewInvokeStreamClock(anthropic.NewMessagesStream(rl.in, model), s.clk)
 		} else {
-			rd = bedrockapi.NewConverseStreamClock(rl.body, s.clk)
+			rd = bedrockapi.NewConverseStreamClock(rl.in, s.clk)
 		}
 		h := w.Header()
 		h.Set("Content-Type", "application/vnd.amazon.eventstream")
 		h.Set("X-Amzn-Bedrock-Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		pump(w, rd)
+		rl.pump(w, rd)
 		if rl.cut() {
-			panic(http.ErrAbortHandler)
+			rl.endCut(w, garbageFrame)
 		}
 	default:
 		var out []byte
@@ -120,6 +120,14 @@ func (s *Server) answerBedrock(w http.ResponseWriter, rl *relayed, op bedrockOp,
 		writeRaw(w, http.StatusOK, out)
 	}
 }
+
+// garbageFrame is what a Garbage fault leaves of a Bedrock stream's next
+// frame: the first half of one, its prelude promising bytes that never
+// come.
+var garbageFrame = func() []byte {
+	f := bedrockapi.ExceptionFrame(bedrockapi.ExceptionInternalServer, "the rest of this frame never arrives")
+	return f[:len(f)/2]
+}()
 
 // refuseBefore counts a call of API a refused before the engine saw it.
 func (s *Server) refuseBefore(a api, o Outcome) {

@@ -275,3 +275,31 @@ func TestBedrockHangAndReset(t *testing.T) {
 func bearerToken(key string) bearer.TokenProvider {
 	return bearer.TokenProviderFunc(func(context.Context) (bearer.Token, error) { return bearer.Token{Value: key}, nil })
 }
+
+// Half a frame then a cut. The SDK's event-stream decoder reads a frame
+// cut short at the end of the body as the stream's end (Err is nil), so
+// what shows the answer incomplete is the missing messageStop and
+// metadata, and no exception: a client must check for messageStop.
+func TestBedrockGarbageFrame(t *testing.T) {
+	_, c := bedrockSim(t, Config{Output: Output{Tokens: 12, ChunkTokens: 3}, Faults: []Fault{{Kind: Garbage, AfterChunks: 1}}})
+	so, err := c.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String("m"),
+		Messages: converseInput("").Messages})
+	if err != nil {
+		t.Fatalf("ConverseStream: %v", err)
+	}
+	deltas, ends := 0, 0
+	for ev := range so.GetStream().Events() {
+		switch ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			deltas++
+		case *types.ConverseStreamOutputMemberMessageStop, *types.ConverseStreamOutputMemberMetadata:
+			ends++
+		}
+	}
+	err = so.GetStream().Err()
+	so.GetStream().Close()
+	var ise *types.InternalServerException
+	if errors.As(err, &ise) || deltas != 1 || ends != 0 {
+		t.Errorf("%d deltas, %d end events, then %v; want 1 delta, no end and no exception", deltas, ends, err)
+	}
+}

@@ -166,3 +166,34 @@ func TestCloudPathsConcurrent(t *testing.T) {
 		t.Errorf("calls %d outcomes %v; want %d calls with errors, stream errors and answers", st.Calls, st.Outcomes, n)
 	}
 }
+
+// A garbage fault leaves half an event in each path's own format, then
+// cuts the connection: the bytes before it are whole events, the last
+// ones are not, and the client never sees a clean end.
+func TestCloudPathsGarbage(t *testing.T) {
+	s, ts := start(t, Config{Output: Output{Tokens: 12, ChunkTokens: 3}, Faults: []Fault{{Kind: Garbage, AfterChunks: 2}}})
+	tails := map[string]string{
+		"messages":        `"text":"tru`,
+		"gemini-stream":   `"text":"tru`,
+		"azure-stream":    `"content":"tru`,
+		"converse-stream": string(garbageFrame),
+		"invoke-stream":   string(garbageFrame),
+	}
+	for name, req := range cloudCalls(t, ts.URL) {
+		resp, err := noKeepAlive.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Errorf("%s: the body ended cleanly after garbage", name)
+		}
+		if tail := tails[name]; tail != "" && !strings.HasSuffix(string(b), tail) {
+			t.Errorf("%s: body ends %q, want the garbage %q", name, b[max(0, len(b)-40):], tail)
+		}
+	}
+	if n := s.Stats().Outcomes[OutcomeGarbage]; n != 5 {
+		t.Errorf("%d garbage outcomes, want 5", n)
+	}
+}

@@ -128,12 +128,14 @@
 //	model_not_ready         429 ModelNotReadyException       503 UNAVAILABLE                    503 model_not_ready
 //	content_filter          400 ValidationException          200 blockReason / finishReason SAFETY  400 content_filter
 //	stream_error            an exception frame               an error object ending the stream  an error event
+//	garbage                 half an event-stream frame, cut  half a response, cut               half an event, cut
 //
 // RetryInfo's retryDelay is the fault's retry_after. Claude paths
 // (InvokeModel's errors aside, which are Bedrock's; rawPredict's, which
 // are Anthropic's) follow /v1/messages. Hangs, stalls and resets act on
 // every path as on chat: a reset, or a hang or stall released by Close,
-// cuts the client's own connection.
+// cuts the client's own connection, and a translated stream then sends
+// nothing more (no error event or exception frame of the translator's).
 //
 // # Credential services
 //
@@ -222,7 +224,10 @@
 // Config.Start; live faults, set with SetFaults or the control endpoint,
 // count from when they were set. Faults hit the Responses API as they hit
 // chat completions; in its streams, a stream_error is a response.failed
-// event and a no_done fault leaves out response.completed.
+// event and a no_done fault leaves out response.completed. A garbage
+// fault, in any stream, sends the first bytes of the next event cut in
+// the middle of its JSON (the first half of a frame on Bedrock), then
+// cuts the connection.
 //
 // Server.Stats, and GET /sim/stats, count calls received (in all, and by
 // API: each cloud's paths under names of their own, see Stats.APIs), how
@@ -286,6 +291,7 @@
 //	  - {kind: accept_hang, from: 200s, to: 210s}      # job made, then no answer
 //	  - {kind: model_not_ready, fraction: 0.1}          # Bedrock's ModelNotReadyException
 //	  - {kind: content_filter, code: response}          # Azure's content_filter 400, Gemini's SAFETY
+//	  - {kind: garbage, after_chunks: 2}                # half an event (or frame), then a cut
 //	aws:                         # the Bedrock paths and AWS credential services
 //	  region: us-east-1          # SigV4's region; default us-east-1
 //	  keys: {AKIDSIM: secret}    # access key id: secret; none (and no api_keys): any signature
@@ -316,7 +322,7 @@
 // 504 or 529, default 503; queue_full: 429 or 503, default 429; capacity: 429 or 503,
 // default 503); retry_after (throttle, default 1s; error_storm, queue_full
 // and capacity, default none); extra (latency_spike, required);
-// after_chunks (stall, stream_error, reset); message (the error's text);
+// after_chunks (stall, stream_error, reset, garbage); message (the error's text);
 // code (job_failed: the error category, default runtime_unavailable;
 // content_filter: prompt or response, default prompt).
 // capacity hits job submits, chat completions and images; job_failed,

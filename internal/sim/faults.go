@@ -93,6 +93,12 @@ const (
 	// whose promptFeedback.blockReason is SAFETY (prompt), or whose
 	// candidate has finishReason SAFETY (response).
 	ContentFilter FaultKind = "content_filter"
+	// Garbage applies to streams only: after the role chunk and
+	// AfterChunks content chunks, the stream sends the first bytes of an
+	// event cut in the middle of its JSON (on the Bedrock paths, the first
+	// half of an event-stream frame), then the connection is cut: a
+	// provider or proxy that dies mid-write. Nothing after it is billed.
+	Garbage FaultKind = "garbage"
 	// ModelNotReady answers 503 with code model_not_ready; the Bedrock
 	// paths answer it as Bedrock does, 429 ModelNotReadyException.
 	ModelNotReady FaultKind = "model_not_ready"
@@ -100,7 +106,7 @@ const (
 
 // FaultKinds lists every kind, in documentation order.
 var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone,
-	Capacity, JobFailed, AcceptReset, AcceptHang, ContentFilter, ModelNotReady}
+	Capacity, JobFailed, AcceptReset, AcceptHang, ContentFilter, ModelNotReady, Garbage}
 
 // Fault is one misbehaviour on a schedule. A Fault is active from From to
 // To (with Every set, only in the first For of every Every from From);
@@ -202,7 +208,9 @@ func (e *entry) appliesTo(sort callSort) bool {
 }
 
 // streamOnly reports whether faults of kind k act inside streams only.
-func streamOnly(k FaultKind) bool { return k == Stall || k == StreamError || k == NoDone }
+func streamOnly(k FaultKind) bool {
+	return k == Stall || k == StreamError || k == NoDone || k == Garbage
+}
 
 // jobOnly reports whether faults of kind k act on job submits only.
 func jobOnly(k FaultKind) bool { return k == JobFailed || k == AcceptReset || k == AcceptHang }
@@ -317,10 +325,10 @@ func (f *Fault) problems() []problem {
 	switch {
 	case f.AfterChunks < 0:
 		add("after_chunks", "is "+strconv.Itoa(f.AfterChunks)+", want 0 or more")
-	case f.AfterChunks > 0 && f.Kind != Stall && f.Kind != StreamError && f.Kind != Reset:
+	case f.AfterChunks > 0 && f.Kind != Stall && f.Kind != StreamError && f.Kind != Reset && f.Kind != Garbage:
 		add("after_chunks", doesNotApply(f.Kind))
 	}
-	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone ||
+	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone || f.Kind == Garbage ||
 		f.Kind == AcceptReset || f.Kind == AcceptHang) {
 		add("message", doesNotApply(f.Kind))
 	}

@@ -163,9 +163,13 @@ func answerGoogle(w http.ResponseWriter, rl *relayed, model string, chat []byte,
 			h.Set("Content-Type", "application/json; charset=UTF-8")
 		}
 		w.WriteHeader(http.StatusOK)
-		pump(w, geminiapi.NewStream(rl.body, model, sse))
+		rl.pump(w, geminiapi.NewStream(rl.in, model, sse))
 		if rl.cut() {
-			panic(http.ErrAbortHandler)
+			garbage := garbageGemini
+			if sse {
+				garbage = garbageGeminiSSE
+			}
+			rl.endCut(w, garbage)
 		}
 	default:
 		b, err := io.ReadAll(rl.body)
@@ -180,6 +184,13 @@ func answerGoogle(w http.ResponseWriter, rl *relayed, model string, chat []byte,
 		writeRaw(w, http.StatusOK, out)
 	}
 }
+
+// What a Garbage fault leaves of a Gemini stream's next response: in
+// the JSON array, and as an event.
+var (
+	garbageGemini    = []byte(`,{"candidates":[{"content":{"role":"model","parts":[{"text":"tru`)
+	garbageGeminiSSE = []byte(`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"tru`)
+)
 
 // countGoogleTokens answers countTokens at once, free of faults and
 // limits and not counted in Stats, as /v1/messages/count_tokens.

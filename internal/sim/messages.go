@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/provider/anthropic"
@@ -47,9 +48,9 @@ func answerMessages(w http.ResponseWriter, rl *relayed, model string) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		pump(w, anthropic.NewMessagesStream(rl.body, model))
+		rl.pump(w, anthropic.NewMessagesStream(rl.in, model))
 		if rl.cut() {
-			panic(http.ErrAbortHandler)
+			rl.endCut(w, garbageMessages)
 		}
 	default:
 		out, err := rl.messagesJSON(model)
@@ -83,6 +84,10 @@ func (rl *relayed) messagesJSON(model string) ([]byte, error) {
 	return anthropic.ToMessagesResponse(b, model)
 }
 
+// garbageMessages is what a Garbage fault leaves of a Messages stream's
+// next event.
+var garbageMessages = []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"tru")
+
 // writeMessagesError writes an engine error in Anthropic's shape.
 func writeMessagesError(w http.ResponseWriter, e engineError) {
 	typ := anthropic.ErrorType(e.status)
@@ -111,6 +116,7 @@ type pipeWriter struct {
 	pw      *io.PipeWriter
 	started chan int
 	sent    bool
+	garbled atomic.Bool // a Garbage fault cut the stream
 }
 
 func (p *pipeWriter) Header() http.Header { return p.header }

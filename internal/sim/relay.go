@@ -21,7 +21,24 @@ type relayed struct {
 	status int         // the engine's status; 0: cut before any byte
 	header http.Header // the engine's headers; read only once status is known
 	body   *io.PipeReader
+	in     *cutReader // body, for the translators of streams
 	cutAt  *atomic.Bool
+	pipe   *pipeWriter
+}
+
+// cutReader reads the engine's stream and notes when the engine's cut
+// reaches the translator.
+type cutReader struct {
+	r    io.Reader
+	seen bool // the translator has read errCut; it runs in pump's goroutine
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == errCut {
+		c.seen = true
+	}
+	return n, err
 }
 
 // relay runs chat (an OpenAI chat completion body) through the chat
@@ -49,7 +66,7 @@ func (s *Server) relay(r *http.Request, chat []byte, a api) *relayed {
 		}()
 		s.serveChat(p, inner, a)
 	}()
-	return &relayed{status: <-p.started, header: p.header, body: pr, cutAt: cut}
+	return &relayed{status: <-p.started, header: p.header, body: pr, in: &cutReader{r: pr}, cutAt: cut, pipe: p}
 }
 
 // errCut is what a relayed body returns once the engine cut the answer.
@@ -57,6 +74,17 @@ var errCut = errors.New("sim: the connection was cut")
 
 // cut reports whether the engine cut the answer.
 func (rl *relayed) cut() bool { return rl.cutAt.Load() }
+
+// endCut ends a stream the engine cut: with garbage, the bytes a Garbage
+// fault leaves in the path's own format, then no more (the connection is
+// aborted).
+func (rl *relayed) endCut(w http.ResponseWriter, garbage []byte) {
+	if rl.pipe.garbled.Load() {
+		w.Write(garbage)
+		http.NewResponseController(w).Flush()
+	}
+	panic(http.ErrAbortHandler)
+}
 
 // streaming reports whether the engine is sending an event stream.
 func (rl *relayed) streaming() bool {
@@ -117,13 +145,19 @@ func cutConnection(w http.ResponseWriter) {
 	}
 }
 
-// pump copies a translated stream to the client, flushing after every
-// read, until it ends or the client leaves.
-func pump(w http.ResponseWriter, rd io.Reader) {
+// pump copies a translated stream (read from rl.in) to the client,
+// flushing after every read, until it ends, the client leaves or the
+// engine's cut reaches the translator: what the translator makes of the
+// cut (an error event, an exception frame) is not sent, as a cut
+// connection sends nothing more.
+func (rl *relayed) pump(w http.ResponseWriter, rd io.Reader) {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 8<<10)
 	for {
 		n, err := rd.Read(buf)
+		if rl.in.seen {
+			return
+		}
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return

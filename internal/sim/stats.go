@@ -26,6 +26,8 @@ const (
 	OutcomeBadRequest  Outcome = "bad_request"  // a 4xx for a bad body, path or model
 	// OutcomeContentFilter is a content_filter fault's refusal or safety block.
 	OutcomeContentFilter Outcome = "content_filter"
+	// OutcomeGarbage is a stream cut mid-event by a garbage fault.
+	OutcomeGarbage Outcome = "garbage"
 	// OutcomeUnauthorized is a call refused for its credentials (a key,
 	// signature or token the sim does not accept), before any fault.
 	OutcomeUnauthorized Outcome = "unauthorized"
@@ -35,7 +37,7 @@ const (
 var outcomes = [...]Outcome{
 	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
 	OutcomeCapacity, OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
-	OutcomeContentFilter, OutcomeUnauthorized,
+	OutcomeContentFilter, OutcomeUnauthorized, OutcomeGarbage,
 }
 
 // Stats counts the API calls a Server received (chat completions,

@@ -115,7 +115,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, p *plan, st *str
 	p.limit.headers.set(h)
 	sse.SetHeaders(h)
 	w.WriteHeader(http.StatusOK)
-	o, cut := s.streamBody(r, p, st, f, sse.NewWriter(w))
+	o, cut := s.streamBody(w, r, p, st, f, sse.NewWriter(w))
 	st.end(o)
 	if cut { // a reset, or a stall released by Close
 		panic(http.ErrAbortHandler)
@@ -124,7 +124,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, p *plan, st *str
 
 // streamBody writes the events of a stream whose headers are sent. It
 // returns the outcome, and whether the connection must be cut.
-func (s *Server) streamBody(r *http.Request, p *plan, st *streamer, f streamFormat, sw *sse.Writer) (Outcome, bool) {
+func (s *Server) streamBody(w http.ResponseWriter, r *http.Request, p *plan, st *streamer, f streamFormat, sw *sse.Writer) (Outcome, bool) {
 	if f.begin(sw) != nil {
 		return OutcomeCanceled, false
 	}
@@ -140,7 +140,7 @@ func (s *Server) streamBody(r *http.Request, p *plan, st *streamer, f streamForm
 	}()
 	for i := 0; i <= n; i++ {
 		if p.faulted && i == min(p.fault.AfterChunks, n) {
-			if o, cut, acted := s.streamFault(r, p.fault, st, f); acted {
+			if o, cut, acted := s.streamFault(w, r, p.fault, st, f, sw); acted {
 				return o, cut
 			}
 		}
@@ -181,7 +181,7 @@ func (s *Server) streamBody(r *http.Request, p *plan, st *streamer, f streamForm
 // streamFault applies a fault inside a stream: it returns the outcome,
 // whether the connection must be cut, and whether the fault acted (false
 // for kinds that do not act inside streams).
-func (s *Server) streamFault(r *http.Request, fault Fault, st *streamer, f streamFormat) (o Outcome, cut, acted bool) {
+func (s *Server) streamFault(w http.ResponseWriter, r *http.Request, fault Fault, st *streamer, f streamFormat, sw *sse.Writer) (o Outcome, cut, acted bool) {
 	switch fault.Kind {
 	case Stall:
 		select {
@@ -196,9 +196,21 @@ func (s *Server) streamFault(r *http.Request, fault Fault, st *streamer, f strea
 		return OutcomeStreamError, false, true
 	case Reset:
 		return OutcomeReset, true, true
+	case Garbage:
+		st.end(OutcomeGarbage)
+		if pw, ok := w.(*pipeWriter); ok {
+			pw.garbled.Store(true) // the translating handler sends its own format's garbage
+		} else {
+			sw.WriteRaw(garbageSSE)
+		}
+		return OutcomeGarbage, true, true
 	}
 	return "", false, false
 }
+
+// garbageSSE is what a Garbage fault leaves of a chat or Responses
+// stream's next event: its first bytes, cut in the middle of its JSON.
+var garbageSSE = []byte(`data: {"id":"chatcmpl-sim","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"tru`)
 
 // chatStream writes a chat completion's stream: a role chunk per choice,
 // a chunk per piece (content deltas; tool_calls deltas by index, the
