@@ -86,7 +86,8 @@
 //     ExpiredTokenException), or Authorization: Bearer with one of
 //     AWS.APIKeys. With no AWS.Keys and no AWS.APIKeys, any well-formed
 //     signature or bearer token is accepted unverified.
-//   - Gemini API (AI Studio): POST /v1beta/models/{model}:generateContent,
+//   - Gemini API (AI Studio): POST /v1beta/models/{model}:generateContent
+//     (or /v1/models/…),
 //     :streamGenerateContent (?alt=sse: events; otherwise one JSON array
 //     written as it comes) and :countTokens ({"totalTokens": N}, at once,
 //     free of faults and limits, not counted in Stats), with the key in

@@ -115,6 +115,14 @@ func TestGeminiJSONArrayStream(t *testing.T) {
 	if len(arr) < 3 || len(strings.Fields(text.String())) != 6 || arr[len(arr)-1].Candidates[0].FinishReason != "STOP" {
 		t.Errorf("%d elements, text %q; want 3 or more with 6 words, the last STOP", len(arr), text.String())
 	}
+	resp, err = post(context.Background(), ts, "/v1/models/gemini-2.5-flash:generateContent?key=k", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the v1 path: status %d, want 200", resp.StatusCode)
+	}
 	resp, err = post(context.Background(), ts, "/v1beta/models/gemini-2.5-flash:generateContent", body)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ func (s *Server) routeClouds() {
 		s.mux.HandleFunc("POST /model/{modelId}/"+op.path, s.bedrockHandler(op))
 	}
 	s.mux.HandleFunc("POST /v1beta/models/{model}", s.handleGemini)
+	s.mux.HandleFunc("POST /v1/models/{model}", s.handleGemini)
 	s.mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}", s.handleVertex)
 	s.mux.HandleFunc("POST /v1beta1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}", s.handleVertex)
 	s.mux.HandleFunc("POST /v1/publishers/{publisher}/models/{model}", s.handleVertexExpress)
