@@ -138,6 +138,7 @@ func TestToChatRefusals(t *testing.T) {
 		{"search tool", `{` + ok + `,"tools":[{"googleSearch":{}}]}`, "tools[0].google_search: the google_search tool is not supported"},
 		{"schema type", `{` + ok + `,"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"TEXT"}}}}]}]}`, "'tools[0].function_declarations[0].parameters.properties[\"a\"].type'"},
 		{"schema deep", `{` + ok + `,"tools":[{"functionDeclarations":[{"name":"f","parameters":` + strings.Repeat(`{"items":`, 70) + "{}" + strings.Repeat("}", 70) + `}]}]}`, "tools[0].function_declarations[0].parameters: the schema nests deeper than 64 levels"},
+		{"duplicate property", `{` + ok + `,"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{},"\u0061":{}}}}]}]}`, `Duplicate name "a" at 'tools[0].function_declarations[0].parameters.properties'`},
 		{"both params", `{` + ok + `,"tools":[{"functionDeclarations":[{"name":"f","parameters":{},"parametersJsonSchema":{}}]}]}`, "mutually exclusive"},
 		{"allowed undeclared", `{` + ok + `,"tools":[{"functionDeclarations":[{"name":"f"}]}],"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["g"]}}}`, "tool_config.function_calling_config.allowed_function_names: the function \"g\" is not declared"},
 		{"bad mode", `{` + ok + `,"toolConfig":{"functionCallingConfig":{"mode":"SOMETIMES"}}}`, "'tool_config.function_calling_config.mode'"},

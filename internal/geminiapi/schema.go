@@ -3,6 +3,7 @@ package geminiapi
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/fuseboxhq/fusebox/aireq"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
@@ -207,7 +208,8 @@ func appendSchemaList(b, raw []byte, depth int) ([]byte, error) {
 	return append(b, ']'), err
 }
 
-// appendSchemaMap appends a map of names to Schemas.
+// appendSchemaMap appends a map of names to Schemas. A name given twice
+// (compared decoded) is refused: decoders differ on which one counts.
 func appendSchemaMap(b, raw []byte, depth int) ([]byte, error) {
 	if raw[0] != '{' {
 		return b, badValue("", "map<string, Schema>", raw)
@@ -215,12 +217,24 @@ func appendSchemaMap(b, raw []byte, depth int) ([]byte, error) {
 	b = append(b, '{')
 	n := 0
 	var err error
+	var names [][]byte
 	r := aireq.NewReader(raw)
 	r.Object(func(k aireq.Text) bool {
 		v, ok := r.Value()
 		if !ok {
 			return false
 		}
+		name := k.Raw()
+		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+			name = []byte(k.String())
+		}
+		for _, seen := range names {
+			if bytes.Equal(seen, name) {
+				err = &fieldError{kind: errDuplicate, detail: clip(string(name))}
+				return false
+			}
+		}
+		names = append(names, name)
 		if n > 0 {
 			b = append(b, ',')
 		}

@@ -206,3 +206,22 @@ func TestStreamCandidates(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestStreamTextAsSent: a delta's JSON string is copied as it came, and
+// decodes to the text the upstream meant; invalid UTF-8 becomes U+FFFD.
+func TestStreamTextAsSent(t *testing.T) {
+	in := chunkEvent(`{"content":"\u00e9\n\"<\ud83d\ude00"}`, "") + chunkEvent("{\"content\":\"a\xffb\"}", "stop")
+	got, err := readAll(t, in, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []struct {
+		Candidates []struct{ Content struct{ Parts []struct{ Text string } } }
+	}
+	if err := json.Unmarshal([]byte(got), &rs); err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	if a, b := rs[0].Candidates[0].Content.Parts[0].Text, rs[1].Candidates[0].Content.Parts[0].Text; a != "é\n\"<😀" || b != "a\uFFFDb" {
+		t.Errorf("texts %q %q", a, b)
+	}
+}
