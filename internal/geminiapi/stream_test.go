@@ -216,7 +216,9 @@ func TestStreamTextAsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rs []struct {
-		Candidates []struct{ Content struct{ Parts []struct{ Text string } } }
+		Candidates []struct {
+			Content struct{ Parts []struct{ Text string } }
+		}
 	}
 	if err := json.Unmarshal([]byte(got), &rs); err != nil {
 		t.Fatalf("%v: %s", err, got)
