@@ -127,3 +127,60 @@ func streamed(t *testing.T, body []byte) (string, int) {
 	}
 	return text.String(), roles
 }
+
+// A continuing target that starts its answer again from the beginning (as
+// OpenAI-type models asked to go on often do) has the repeat removed: the
+// client reads the delivered words once. Its cost is the sum of both
+// parts, and the access log names the target that finished and the one
+// that broke.
+func TestContinuationThatRestartsIsJoinedOnce(t *testing.T) {
+	p := newUpstream(t, streamOf([]string{"The quick brown fox ", "jumps"}, make(chan struct{})))
+	s := newUpstream(t, streamOf([]string{"The quick ", "brown fox jumps", " over the dog."}, nil))
+	var logs syncBuffer
+	_, gw := start(t, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, continuing, p, s)
+	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"smart","stream":true,"messages":[{"role":"user","content":"a sentence"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if text, _ := streamed(t, body); text != "The quick brown fox jumps over the dog." || !strings.HasSuffix(string(body), "data: [DONE]\n\n") {
+		t.Fatalf("text %q; body:\n%s", text, body)
+	}
+	// The first part: its input estimated, its 20 delivered bytes as 5
+	// tokens, at the primary's price; the second has no usage to read.
+	// The input is estimated from the body as the gateway read it (the
+	// alias's name in "model", not the target's).
+	bodyLen := len(p.bodies[0]) - len("gpt-4.1") + len("smart")
+	first := (float64(bodyLen/4)*2 + 5*8) / 1e6
+	if cost := resp.Trailer.Get("X-Fusebox-Cost"); cost != formatUSD(first) {
+		t.Errorf("X-Fusebox-Cost trailer %q, want %s: the broken part priced", cost, formatUSD(first))
+	}
+	eventually(t, "the access log line", func() bool { return strings.Contains(logs.String(), `"outcome":"continued"`) })
+	line := logs.String()
+	for _, want := range []string{`"target":"secondary/deepseek-chat"`, `"continued_from":"primary/gpt-4.1"`, `"tried":"primary/gpt-4.1: broke after it began"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the access log has no %s:\n%s", want, line)
+		}
+	}
+}
+
+// A continuing target that starts again in other words cannot be joined:
+// the stream ends with an error event, never with a success that would
+// hold two beginnings.
+func TestContinuationInOtherWordsEndsWithAnError(t *testing.T) {
+	p := newUpstream(t, streamOf([]string{"The quick brown fox ", "jumps"}, make(chan struct{})))
+	s := newUpstream(t, streamOf([]string{"The quick brown cat ", "sleeps."}, nil))
+	_, gw := start(t, Options{}, continuing, p, s)
+	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"smart","stream":true,"messages":[{"role":"user","content":"a sentence"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "[DONE]") || !strings.Contains(string(body), "cannot be joined") || strings.Contains(string(body), "cat") {
+		t.Fatalf("body:\n%s\nwant the delivered words, then an error event", body)
+	}
+}

@@ -145,7 +145,18 @@ func (x *exchange) account(a *router.Attempt, u *usage) {
 // next answer's usage is its own.
 func (x *exchange) settle() {
 	x.prior += x.cost
+	x.priorIn, x.priorOut = x.priorIn+x.tokensIn, x.priorOut+x.tokensOut
 	x.cost, x.tokensIn, x.tokensOut = 0, 0, 0
+}
+
+// priceBroken prices a stream that broke before its usage came: the
+// request's estimated input and the output delivered, at a's price, so
+// that a continued answer costs both of its parts.
+func (x *exchange) priceBroken(a *router.Attempt) {
+	if x.priced && x.served == a {
+		return // its usage came before it broke
+	}
+	x.account(a, &usage{PromptTokens: x.bodyLen / 4, CompletionTokens: (x.cont.text.Len() + 3) / 4})
 }
 
 // accountLost prices the hedged attempts that lost their race: they were

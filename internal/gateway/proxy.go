@@ -71,6 +71,11 @@ type exchange struct {
 	// tokensOut its usage.
 	cost                float64
 	tokensIn, tokensOut int
+	// priorIn and priorOut are the tokens of earlier answers of the
+	// exchange (a continued stream's first part).
+	priorIn, priorOut int
+	// contBy is the target that finished a continued stream.
+	contBy string
 	// prior is what earlier answers of the exchange cost (a continued
 	// stream's first part, hedges that lost their race).
 	prior float64
@@ -86,6 +91,7 @@ type exchange struct {
 	prev   *router.Attempt // the attempt a continuation follows
 	broken sse.ErrorEvent
 	cont   *delivered
+	join   *splice // a continuation's seam, while it runs
 	body   []byte
 	// bodyLen is len(body), kept once body is let go (letGoOfRequest).
 	bodyLen int
@@ -428,11 +434,14 @@ func (x *exchange) finish(w *recorder) {
 	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	rec.AddAttrs(slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
 		slog.String("model", model), slog.Bool("stream", x.stream), slog.Int("status", w.code()),
-		slog.String("target", h.Get("X-Fusebox-Target")), slog.Int("attempts", attempts),
+		slog.String("target", cmp.Or(x.contBy, h.Get("X-Fusebox-Target"))), slog.Int("attempts", attempts),
 		slog.String("outcome", x.logOutcome(w)),
-		slog.String("tried", h.Get("X-Fusebox-Tried")), slog.String("cache", h.Get("X-Fusebox-Cache")),
-		slog.Int("tokens_in", x.tokensIn), slog.Int("tokens_out", x.tokensOut),
+		slog.String("tried", x.loggedTried(h)), slog.String("cache", h.Get("X-Fusebox-Cache")),
+		slog.Int("tokens_in", x.priorIn+x.tokensIn), slog.Int("tokens_out", x.priorOut+x.tokensOut),
 		slog.Float64("cost_usd", x.prior+x.cost), slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+	if x.prev != nil {
+		rec.AddAttrs(slog.String("continued_from", x.prev.Target.Name))
+	}
 	lh.Handle(ctx, rec)
 }
 

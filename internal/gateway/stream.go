@@ -194,6 +194,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		x.seam(x.prev, a)
 		x.settle()
 		h.preamble = false // the client has had the first one's
+		x.join = &splice{said: x.cont.text.String(), prefill: a.Target.SpeaksMessages()}
 	}
 	h.out = x.out
 	x.drain.hold(true)
@@ -226,6 +227,11 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			}
 			continue
 		}
+		if x.join != nil && (ended(a, ev) || finishes(a, ev)) {
+			if !x.flushSplice(a, h.out, ev) {
+				return true
+			}
+		}
 		if ended(a, ev) {
 			x.complete(a, asm, h.out, ev.Raw)
 			// Read what follows [DONE] (the chunked body's end) so the
@@ -243,7 +249,17 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			}
 			h.preamble = true
 		}
-		if err = x.write(a, h.out, ev.Raw); err != nil {
+		raw := ev.Raw
+		if x.join != nil {
+			var ok bool
+			if raw, ok = x.spliced(a, h.out, ev); !ok {
+				return true
+			}
+		}
+		if raw == nil {
+			continue // held by the splice
+		}
+		if err = x.write(a, h.out, raw); err != nil {
 			// The client has gone, or stopped reading: the answer is
 			// drained for its usage, or abandoned.
 			x.outcome = "canceled"
@@ -253,7 +269,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			}
 		}
 		if x.cont != nil {
-			x.cont.add(ev.Data)
+			x.cont.add(sentData(ev, raw))
 		}
 	}
 }
@@ -457,6 +473,7 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 	x.broken = sse.ErrorEvent{Type: "upstream_error", Code: "stream_interrupted", Message: msg + ". The answer is incomplete."}
 	if x.continuable(a) {
 		if body, prefill, ok := x.continuation(); ok {
+			x.priceBroken(a)
 			x.walk.Continue(body, prefill)
 			x.prev = a
 			return false // serveStream asks the next target
