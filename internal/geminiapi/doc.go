@@ -24,8 +24,8 @@
 //
 // A body is read as Google reads protobuf JSON: members by their JSON
 // (maxOutputTokens) or proto (max_output_tokens) names, escapes in keys
-// decoded; a member named twice (under either name), an unknown member, a
-// value of the wrong type, a free-form value (function arguments and
+// decoded; a member named twice (under either name) or a schema property
+// named twice, an unknown member, a value of the wrong type, a free-form value (function arguments and
 // responses, schemas) nesting deeper than 64 levels are refused with 400
 // INVALID_ARGUMENT in Google's words, naming the field by its proto path
 // ("Invalid value at 'contents[0].parts[1].text' (TYPE_STRING), 5",
