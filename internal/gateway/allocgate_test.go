@@ -217,3 +217,36 @@ func BenchmarkAllocationGate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSignedCall is the same chat completion to Claude on Bedrock,
+// signed with SigV4 and sent with a Bedrock API key instead, beside the
+// same answer from an OpenAI-compatible target: what signing adds to a
+// request (credentials are resolved once, not per call).
+//
+//	go test -run xxx -bench SignedCall -benchmem -count 6 ./internal/gateway
+func BenchmarkSignedCall(b *testing.B) {
+	chat := `{"model":"smart","messages":[{"role":"user","content":"hi"}]}`
+	bedrockUp := func(auth string) string {
+		return `providers:
+  up: {type: bedrock, region: us-east-1, base_url: "http://up.invalid", ` + auth + `}
+models:
+  - {name: smart, targets: [{provider: up, model: claude-sonnet-4-5}]}
+`
+	}
+	for _, tc := range []struct {
+		name string
+		c    allocCase
+	}{
+		{"openai", allocCases()["json"]},
+		{"bedrock-sigv4", allocCase{config: bedrockUp(`aws: {access_key_id: AKIDEXAMPLE, secret_access_key: secret}`), path: "/v1/chat/completions", body: chat, answer: messagesAnswer}},
+		{"bedrock-apikey", allocCase{config: bedrockUp(`keys: [bedrock-api-key]`), path: "/v1/chat/completions", body: chat, answer: messagesAnswer}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			serve := allocServer(b, tc.c)
+			b.ReportAllocs()
+			for b.Loop() {
+				serve()
+			}
+		})
+	}
+}

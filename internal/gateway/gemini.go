@@ -25,6 +25,7 @@ type geminiExchange struct {
 	body  []byte // the client's own body, for idempotency
 	model string // as the client named it, in translated answers
 	sse   bool   // streamGenerateContent?alt=sse; without, a JSON array
+	opts  geminiapi.Options
 }
 
 // The methods the Gemini API serves.
@@ -64,6 +65,7 @@ func (s *Server) handleGemini(rw http.ResponseWriter, r *http.Request) {
 		x.geminiRefusal(err)
 		return
 	}
+	x.gem.opts = geminiapi.OptionsFor(body) // thoughts only when asked for, as Gemini answers
 	x.route(c, "/chat/completions", chat, true)
 }
 
@@ -87,7 +89,7 @@ func (x *exchange) countGeminiTokens(c *client, model string, body []byte) {
 		x.error(http.StatusNotFound, "", "", "", "The model `"+f.ModelName()+"` does not exist. Use a configured model alias or provider/model.")
 		return
 	}
-	x.writeJSON([]byte(`{"totalTokens":` + strconv.Itoa(f.Tokens(len(chat))) + `}`))
+	x.writeJSON(geminiapi.CountTokensResponse(int64(f.Tokens(len(chat)))))
 }
 
 // geminiRefusal answers a request the translation refused.
@@ -157,7 +159,7 @@ func (x *exchange) serveGemini(a *router.Attempt) bool {
 		return false
 	}
 	x.account(a, usageOf(body))
-	out, err := geminiapi.FromChat(body, x.gem.model)
+	out, err := geminiapi.FromChatWith(body, x.gem.model, x.gem.opts)
 	a.Succeed() // the target answered; a failed translation is ours
 	if err != nil {
 		geminiapi.WriteError(x.w, http.StatusBadGateway, "INTERNAL", "The answer from "+a.Target.Name+" could not be translated to the Gemini API: "+err.Error())
@@ -202,12 +204,15 @@ type geminiSink struct {
 	pw   *io.PipeWriter
 	done chan struct{}
 	sse  bool
+	// cut is set by the pump when the translation ended in error: an
+	// answer the translator could not finish must not look whole.
+	cut bool
 }
 
-func newGeminiSink(w http.ResponseWriter, model string, sseMode bool) *geminiSink {
+func newGeminiSink(w http.ResponseWriter, g *geminiExchange) *geminiSink {
 	pr, pw := io.Pipe()
-	s := &geminiSink{w: w, pw: pw, done: make(chan struct{}), sse: sseMode}
-	go s.pump(geminiapi.NewStream(pr, model, sseMode), pr)
+	s := &geminiSink{w: w, pw: pw, done: make(chan struct{}), sse: g.sse}
+	go s.pump(geminiapi.NewStreamWith(pr, g.model, g.sse, g.opts), pr)
 	return s
 }
 
@@ -222,6 +227,7 @@ func (s *geminiSink) pump(rd io.Reader, pr *io.PipeReader) {
 			rc.Flush()
 		}
 		if err != nil {
+			s.cut = err != io.EOF
 			pr.CloseWithError(err) // unblock a writer if the translator stopped first
 			return
 		}
@@ -236,9 +242,14 @@ func (s *geminiSink) Write(raw []byte) error {
 // Flush does nothing: the pump flushes what it translates.
 func (s *geminiSink) Flush() error { return nil }
 
+// Close ends a stream that finished well; one whose translation could not
+// finish it is cut, so that its client cannot take it for a whole answer.
 func (s *geminiSink) Close() {
 	s.pw.Close()
 	<-s.done
+	if s.cut {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // Broken ends the stream with Google's error object: as an event with

@@ -511,7 +511,7 @@ func (x *exchange) sink(a *router.Attempt) sink {
 	case x.messages:
 		return newAnthropicSink(x.w, x.model)
 	case x.gem != nil:
-		return newGeminiSink(x.w, x.gem.model, x.gem.sse)
+		return newGeminiSink(x.w, x.gem)
 	case x.resp != nil:
 		return x.newResponsesSink()
 	}
