@@ -3,6 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,9 +61,13 @@ models:
 
 // Every example configuration is valid, with its keys in the environment.
 func TestValidateAcceptsEveryExample(t *testing.T) {
-	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "FUSEBOX_KEY_WEB", "FUSEBOX_KEY_BATCH", "FUSEBOX_KEY_STUDIO"} {
+	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPSEEK_API_KEY", "FUSEBOX_KEY_WEB", "FUSEBOX_KEY_BATCH", "FUSEBOX_KEY_STUDIO",
+		"GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT", "AZURE_OPENAI_RESOURCE", "AZURE_OPENAI_API_KEY"} {
 		t.Setenv(v, "test-"+strings.ToLower(v))
 	}
+	// Vertex's application default credentials, from a file: nothing
+	// looks for a metadata server.
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", serviceAccountKey(t))
 	t.Setenv("REDIS_URL", "redis://:test-pass@127.0.0.1:6379/0") // validate does not connect
 	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) < 5 {
@@ -187,4 +196,26 @@ func TestMockServesAScenarioAndStops(t *testing.T) {
 	if !strings.Contains(out.String(), "simulated provider") {
 		t.Fatalf("output %q", out.String())
 	}
+}
+
+// serviceAccountKey writes a Google service account key file, for
+// application default credentials that need no network to be found.
+func serviceAccountKey(t *testing.T) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "p", "private_key_id": "k1",
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email": "fusebox@p.iam.gserviceaccount.com", "token_uri": "http://127.0.0.1:1/token"})
+	path := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(path, sa, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
