@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
 	"github.com/fuseboxhq/fusebox/internal/sse"
 	"github.com/fuseboxhq/fusebox/retry"
 )
@@ -51,6 +53,11 @@ type rig struct {
 	gw                 *fusebox // Fusebox only
 	http               *http.Client
 	stream             bool // requests are streamed
+	// cross: the requests are Anthropic Messages, to Claude on Anthropic
+	// and on Bedrock (Scenario.crossCloud).
+	cross bool
+	// bedrock calls the secondary for retry+failover when cross.
+	bedrock *bedrockruntime.Client
 	// records are the client's requests, filled in by Run.
 	records []record
 	// counts are the requests ended so far, for Progress.
@@ -80,7 +87,7 @@ type answer struct {
 
 // newRig starts the providers (and gateway) of client c.
 func newRig(c Client, o Options) (_ *rig, err error) {
-	r := &rig{kind: c, stream: o.Stream, http: &http.Client{
+	r := &rig{kind: c, stream: o.Stream, cross: o.Scenario.crossCloud(), http: &http.Client{
 		Timeout:   o.clientTimeout,
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 512, IdleConnTimeout: 30 * time.Second},
 	}}
@@ -94,6 +101,9 @@ func newRig(c Client, o Options) (_ *rig, err error) {
 	}
 	if r.secondary, err = startProvider(simConfig(o, "secondary", 2)); err != nil {
 		return nil, err
+	}
+	if r.cross && c == RetryFailover {
+		r.bedrock = newBedrock(r.secondary, r.http)
 	}
 	if c == Fusebox {
 		if r.gw, err = startFusebox(o, r.primary, r.secondary); err != nil {
@@ -151,19 +161,25 @@ func drive(ctx context.Context, t0 time.Time, o Options, send func(context.Conte
 func (r *rig) send(ctx context.Context) (string, answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.http.Timeout)
 	defer cancel()
+	post, secondary := r.post, func(ctx context.Context) (answer, error) { return r.post(ctx, r.secondary.url, model) }
+	primaryModel := model
+	if r.cross {
+		post, secondary, primaryModel = r.postMessages, r.invokeBedrock, claudeModel
+	}
+	primary := func(ctx context.Context) (answer, error) { return post(ctx, r.primary.url, primaryModel) }
 	switch r.kind {
 	case Naive:
-		a, err := r.retried(ctx, r.primary.url, model)
+		a, err := retriedWith(ctx, primary)
 		return served("primary", err), a, err
 	case RetryFailover:
-		a, err := r.retried(ctx, r.primary.url, model)
+		a, err := retriedWith(ctx, primary)
 		if err == nil || ctx.Err() != nil {
 			return served("primary", err), a, err
 		}
-		a, err = r.retried(ctx, r.secondary.url, model)
+		a, err = retriedWith(ctx, secondary)
 		return served("secondary", err), a, err
 	}
-	a, err := r.post(ctx, r.gw.url(), alias)
+	a, err := post(ctx, r.gw.url(), alias)
 	name, _, _ := strings.Cut(a.target, "/")
 	return served(name, err), a, err
 }
@@ -174,17 +190,6 @@ func served(name string, err error) string {
 		return ""
 	}
 	return name
-}
-
-// retried calls base with naivePolicy and returns the last call's answer.
-func (r *rig) retried(ctx context.Context, base, model string) (answer, error) {
-	var a answer
-	err := naivePolicy.Do(ctx, func(ctx context.Context, _ int) error {
-		var err error
-		a, err = r.post(ctx, base, model)
-		return err
-	})
-	return a, err
 }
 
 // post sends one chat completion to base, streamed when the rig streams,

@@ -24,6 +24,20 @@
 //
 // Every client gives up on a request after 30 s, retries included.
 //
+// Overload529 is the cross-cloud ladder: the primary is Claude
+// (claude-sonnet-4-5) on Anthropic's Messages API, a provider of type
+// anthropic, answering 529 overloaded_error to every call during the
+// storm; the secondary is the same model on AWS Bedrock, a provider of
+// type bedrock (InvokeModel, SigV4-signed with static keys that the
+// simulator verifies). Every client sends the same Messages request
+// (not streamed: Options.Stream is refused): naive POSTs it to the
+// primary's /v1/messages, retry+failover then calls InvokeModel with the
+// AWS SDK's Bedrock client, Fusebox POSTs it to the gateway's
+// /v1/messages, whose alias lists both targets. Both are priced from the
+// catalog. Its goals: no request of Fusebox's client fails during the
+// storm, and the primary receives at most 0.05 calls per request sent
+// during the storm.
+//
 // For each client Run reports latency percentiles overall, during the
 // storm and outside it, the time to the first byte of the answers, the
 // share of requests that failed as the client saw them during the storm,

@@ -82,12 +82,18 @@ func fuseboxConfig(o Options, primary, secondary *provider, prefix string) strin
 		fmt.Fprintf(&b, "state: %s\nfleet: {prefix: %q}\n", o.State, prefix)
 	}
 	b.WriteString("providers:\n")
-	for _, p := range []*provider{primary, secondary} {
-		fmt.Fprintf(&b, "  %s: {type: openai, base_url: %q, keys: [sim-key]}\n", p.name, p.url)
+	if o.Scenario.crossCloud() {
+		b.WriteString(crossCloudProviders(primary, secondary))
+	} else {
+		for _, p := range []*provider{primary, secondary} {
+			fmt.Fprintf(&b, "  %s: {type: openai, base_url: %q, keys: [sim-key]}\n", p.name, p.url)
+		}
 	}
 	fmt.Fprintf(&b, "models:\n  - name: %s\n    strategy: fallback\n    targets:\n", alias)
-	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", primary.name, model, primaryPrice.input, primaryPrice.output)
-	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", secondary.name, model, secondaryPrice.input, secondaryPrice.output)
+	m := targetModel(o.Scenario)
+	pp, sp := prices(o.Scenario)
+	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", primary.name, m, pp.input, pp.output)
+	fmt.Fprintf(&b, "      - {provider: %s, model: %s, price: {input: %g, output: %g}}\n", secondary.name, m, sp.input, sp.output)
 	for line := range strings.Lines(FuseboxPolicy(o)) {
 		b.WriteString("    " + line)
 	}

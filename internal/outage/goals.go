@@ -22,6 +22,8 @@ func (r *Result) checkGoals(o Options) []Goal {
 	switch o.Scenario {
 	case Outage, Throttle, LatencySpike:
 		r.stormGoals(&gs, o, fb, naive)
+	case Overload529:
+		overloadGoals(&gs, fb)
 	default:
 		faultGoals(&gs, o, fb)
 	}
@@ -114,4 +116,16 @@ func breakerGoal(gs *goalList, fb *Row) {
 	gs.add(name, want,
 		fmt.Sprintf("%.3f (primary calls %d, requests %d, from %.2fs)", a.perRequest(), a.PrimaryCalls, a.Requests, a.AtMS/1000),
 		a.perRequest() <= 0.05)
+}
+
+// overloadGoals are the goals of the cross-cloud 529 storm: no request
+// fails, and the overloaded primary gets at most 0.05 calls per request
+// sent during the storm (those that open the breaker, then its probes).
+func overloadGoals(gs *goalList, fb *Row) {
+	gs.add("client-visible failure during the storm", "0",
+		fmt.Sprintf("%d (%s of %d)", fb.StormFailed, pct(fb.StormFailure), fb.StormRequests), fb.StormFailed == 0)
+	perRequest := float64(fb.PrimaryCalls) / float64(max(fb.StormRequests, 1))
+	gs.add("calls to the primary per request during the storm", "≤ 0.05",
+		fmt.Sprintf("%.3f (primary calls %d, requests %d)", perRequest, fb.PrimaryCalls, fb.StormRequests),
+		fb.StormRequests > 0 && perRequest <= 0.05)
 }

@@ -15,9 +15,13 @@ func (r *Result) Markdown() string {
 	if o.Stream {
 		requests = "streamed req/s"
 	}
+	pp, sp := prices(o.Scenario)
 	fmt.Fprintf(&b, "%g %s per client for %gs; latency median %s, p99 %s; prices per Mtok: primary $%g/$%g, secondary $%g/$%g.\n\n",
 		o.Rate, requests, o.DurationS, fmtMS(o.LatencyMS), fmtMS(o.P99MS),
-		primaryPrice.input, primaryPrice.output, secondaryPrice.input, secondaryPrice.output)
+		pp.input, pp.output, sp.input, sp.output)
+	if o.Scenario.crossCloud() {
+		fmt.Fprintf(&b, "The primary is %[1]s on Anthropic's Messages API (a provider of type anthropic), the secondary %[1]s on AWS Bedrock (type bedrock: InvokeModel, SigV4-signed with keys the simulator verifies). Every client sends the same Messages request: naive to the primary's /v1/messages, retry+failover there and then to Bedrock through the AWS SDK, Fusebox to the gateway's /v1/messages.\n\n", claudeModel)
+	}
 	if o.Replicas > 1 {
 		shared := "each with its own state"
 		if o.State != "memory" {
@@ -110,6 +114,9 @@ func (r *Result) describe() string {
 		what = "the primary's streams carry the whole answer, then end without data: [DONE],"
 	case Reset:
 		what = "the primary resets the connection of every call before sending a byte"
+	case Overload529:
+		what = "Claude on Anthropic answers 529 overloaded_error to every call"
+		return fmt.Sprintf("%s — %s %s; Claude on Bedrock healthy", o.Scenario, what, window)
 	default:
 		what = "the primary answers 503 to every call"
 	}

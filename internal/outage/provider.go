@@ -30,8 +30,8 @@ type provider struct {
 	name string
 	sim  *sim.Server
 	srv  *http.Server
-	// url is the API root, ending in /v1.
-	url string
+	// root is the server's root URL; url is the API root, root + "/v1".
+	root, url string
 
 	// mu guards calls.
 	mu    sync.Mutex
@@ -45,14 +45,20 @@ type call struct {
 	status int
 }
 
-// simConfig is the configuration of a simulated provider of the run.
+// simConfig is the configuration of a simulated provider of the run (the
+// cross-cloud scenario's also verify SigV4 signatures against the
+// run's AWS keys).
 func simConfig(o Options, name string, seed uint64) sim.Config {
-	return sim.Config{
+	c := sim.Config{
 		Name:    name,
 		Seed:    o.Seed*2 + seed,
 		Latency: sim.Latency{Median: o.Latency, P99: o.P99},
 		Output:  sim.Output{Tokens: 40},
 	}
+	if o.Scenario.crossCloud() {
+		c.AWS = simAWS()
+	}
+	return c
 }
 
 // startProvider starts a simulated provider for c on a loopback port.
@@ -65,15 +71,17 @@ func startProvider(c sim.Config) (*provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &provider{name: c.Name, sim: s, url: "http://" + ln.Addr().String() + "/v1"}
+	root := "http://" + ln.Addr().String()
+	p := &provider{name: c.Name, sim: s, root: root, url: root + "/v1"}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}
 	go p.srv.Serve(ln)
 	return p, nil
 }
 
-// ServeHTTP passes the request to the simulator and logs API calls.
+// ServeHTTP passes the request to the simulator and logs API calls: those
+// under /v1/ and Bedrock's, under /model/.
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.URL.Path, "/v1/") {
+	if !strings.HasPrefix(r.URL.Path, "/v1/") && !strings.HasPrefix(r.URL.Path, "/model/") {
 		p.sim.ServeHTTP(w, r)
 		return
 	}

@@ -173,6 +173,7 @@ func (o Options) report() OptionsReport {
 func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 	row := Row{Client: r.kind}
 	var all, storm, healthy, ttfb, stormTTFB []float64
+	pp, sp := prices(o.Scenario)
 	for _, rec := range r.records {
 		if rec.canceled {
 			continue
@@ -201,10 +202,10 @@ func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 		switch rec.served {
 		case "primary":
 			row.ServedPrimary++
-			row.CostUSD += primaryPrice.cost(rec.usage)
+			row.CostUSD += pp.cost(rec.usage)
 		case "secondary":
 			row.ServedSecondary++
-			row.CostUSD += secondaryPrice.cost(rec.usage)
+			row.CostUSD += sp.cost(rec.usage)
 		}
 	}
 	row.Latency, row.StormLatency, row.HealthyLatency = percentiles(all), percentiles(storm), percentiles(healthy)

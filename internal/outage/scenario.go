@@ -45,14 +45,25 @@ const (
 	// Reset: the primary resets the connection of every call before
 	// sending a byte.
 	Reset Scenario = "reset"
+	// Overload529 is the cross-cloud ladder: the primary is Claude on
+	// Anthropic's Messages API and answers every call with 529
+	// overloaded_error; the secondary is the same model on AWS Bedrock
+	// (InvokeModel, SigV4), healthy. The clients speak the Messages API,
+	// without streaming.
+	Overload529 Scenario = "overload529"
 )
 
 // Scenarios lists every Scenario.
-var Scenarios = []Scenario{Outage, Throttle, LatencySpike, Hang, Slow, Stall, Flap, Partial, Reset}
+var Scenarios = []Scenario{Outage, Throttle, LatencySpike, Hang, Slow, Stall, Flap, Partial, Reset, Overload529}
 
 // Streams reports whether the scenario's fault hits streams only, so that
 // its clients stream whatever Options.Stream says.
 func (s Scenario) Streams() bool { return s == Stall || s == Partial }
+
+// crossCloud reports whether the scenario's providers are Claude on
+// Anthropic and on Bedrock, called with the Messages API, rather than two
+// OpenAI-compatible hosts.
+func (s Scenario) crossCloud() bool { return s == Overload529 }
 
 // flapHalf is how long the Flap scenario's primary fails, and then how
 // long it is healthy, in turn.
@@ -161,6 +172,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("outage: spike, retry-after and open must not be negative")
 	case o.Replicas < 1 || o.Replicas > 16:
 		return fmt.Errorf("outage: replicas %d: want 1 to 16", o.Replicas)
+	case o.Scenario.crossCloud() && o.Stream:
+		return fmt.Errorf("outage: stream: scenario %s calls Bedrock's InvokeModel, which the clients do not stream", o.Scenario)
 	case o.State != "memory" && !strings.HasPrefix(o.State, "redis://") && !strings.HasPrefix(o.State, "rediss://"):
 		return fmt.Errorf("outage: state %q: want memory or a redis:// URL", o.State)
 	}
@@ -203,6 +216,8 @@ func (o Options) faults() []sim.Fault {
 		f.Kind = sim.NoDone
 	case Reset:
 		f.Kind = sim.Reset
+	case Overload529:
+		f.Kind, f.Status = sim.ErrorStorm, 529
 	default:
 		f.Kind, f.Status = sim.ErrorStorm, 503
 	}

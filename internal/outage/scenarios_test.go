@@ -17,8 +17,8 @@ import (
 // gateway configuration, with and without continue_on_failure.
 func TestScenarioSetups(t *testing.T) {
 	none := func(string) (string, bool) { return "", false }
-	p := &provider{name: "primary", url: "http://127.0.0.1:1/v1"}
-	s := &provider{name: "secondary", url: "http://127.0.0.1:2/v1"}
+	p := &provider{name: "primary", root: "http://127.0.0.1:1", url: "http://127.0.0.1:1/v1"}
+	s := &provider{name: "secondary", root: "http://127.0.0.1:2", url: "http://127.0.0.1:2/v1"}
 	for _, sc := range Scenarios {
 		for _, cont := range []bool{false, true} {
 			o := Options{Scenario: sc, Continue: cont}.withDefaults()
@@ -43,6 +43,9 @@ func TestScenarioSetups(t *testing.T) {
 		if o := (Options{Scenario: sc}).withDefaults(); !o.Stream {
 			t.Errorf("%s does not stream", sc)
 		}
+	}
+	if err := (Options{Scenario: Overload529, Stream: true}).Validate(); err == nil || !strings.Contains(err.Error(), "stream") {
+		t.Errorf("overload529 streamed: %v; want an error naming stream", err)
 	}
 	if err := (Options{Scenario: "meteor"}).Validate(); err == nil || !strings.Contains(err.Error(), "hang, slow, stall, flap, partial, reset") {
 		t.Errorf("unknown scenario: %v; want the list of scenarios", err)
@@ -88,9 +91,11 @@ func TestReadStream(t *testing.T) {
 
 // shortRun sets o up to run for 2 seconds (3 with a 2s storm) at 10
 // requests per second, the storm from 0.5s, on providers answering in
-// about 5 ms, with a 3s client timeout.
+// about 5 ms, the breaker open for 500ms, with a 3s client timeout; a rate
+// or an open period set in o is kept.
 func shortRun(o Options) Options {
-	o.Rate, o.Latency, o.P99, o.Open, o.clientTimeout = 10, 5*time.Millisecond, 10*time.Millisecond, 500*time.Millisecond, 3*time.Second
+	o.Rate, o.Open = cmp.Or(o.Rate, 10), cmp.Or(o.Open, 500*time.Millisecond)
+	o.Latency, o.P99, o.clientTimeout = 5*time.Millisecond, 10*time.Millisecond, 3*time.Second
 	o.StormStart, o.StormLength = 500*time.Millisecond, cmp.Or(o.StormLength, time.Second)
 	o.Duration = o.StormStart + o.StormLength + 500*time.Millisecond
 	return o
@@ -312,5 +317,75 @@ func checkStreamedOutage(t *testing.T, res *Result) {
 	}
 	if md := res.Markdown(); !strings.Contains(md, "storm TTFB p99") {
 		t.Error("a streamed run's table has no TTFB columns")
+	}
+}
+
+// TestOverload529 runs the cross-cloud scenario short, on its own: its
+// clients sign, translate and retry more than the others', and run
+// alongside them they would starve every run of CPU. 120 requests in a
+// 4s storm, and the default 3s open period, so that the calls that open
+// the breaker and its probe weigh about what they weigh in a default run
+// (1600 requests in the storm), with room for a call or two in flight
+// when the breaker opens.
+func TestOverload529(t *testing.T) {
+	o := shortRun(Options{Scenario: Overload529, Rate: 30, StormLength: 4 * time.Second, Open: 3 * time.Second})
+	var res *Result
+	for try := 1; try <= 3; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r, err := Run(ctx, o)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res = r; !starved(res) {
+			break
+		}
+		t.Logf("try %d starved of CPU (naive's p95 outside the storm %s)", try, fmtMS(res.row(Naive).HealthyLatency.P95))
+	}
+	t.Log("\n" + res.Markdown())
+	if starved(res) {
+		t.Skip("starved of CPU three times")
+	}
+	checkRun(t, o, res)
+	checkOverload529(t, res)
+}
+
+// Claude on Anthropic answers 529 for the storm, Claude on Bedrock stays
+// healthy: Fusebox's client sees no failure, and the overloaded primary
+// gets at most 0.05 calls per request sent during the storm.
+func checkOverload529(t *testing.T, res *Result) {
+	naive, rf, fb := res.row(Naive), res.row(RetryFailover), res.row(Fusebox)
+	if naive.StormFailed == 0 || naive.PrimaryCalls <= int64(naive.StormRequests) {
+		t.Errorf("naive: failed %d of %d, %d calls to the primary; want failures after retries on the 529s",
+			naive.StormFailed, naive.StormRequests, naive.PrimaryCalls)
+	}
+	// The AWS SDK's signed InvokeModel calls reach a sim that checks
+	// SigV4 against the run's keys.
+	if rf.StormFailed != 0 || rf.ServedSecondary == 0 {
+		t.Errorf("retry+failover: failed %d in the storm, %d served by Bedrock; want none failed, some served there", rf.StormFailed, rf.ServedSecondary)
+	}
+	if fb.StormFailed != 0 || fb.Failed != 0 {
+		t.Errorf("fusebox: failed %d in the storm, %d in all; want none", fb.StormFailed, fb.Failed)
+	}
+	if fb.ServedSecondary < fb.StormRequests-3 || fb.ServedPrimary == 0 {
+		t.Errorf("fusebox: served %d by Anthropic, %d by Bedrock, %d requests in the storm; want the storm's on Bedrock, the rest on Anthropic",
+			fb.ServedPrimary, fb.ServedSecondary, fb.StormRequests)
+	}
+	perRequest := float64(fb.PrimaryCalls) / float64(fb.StormRequests)
+	if fb.StormRequests == 0 || perRequest > 0.05 {
+		t.Errorf("fusebox: %d calls to the primary for %d requests in the storm (%.3f per request); want at most 0.05",
+			fb.PrimaryCalls, fb.StormRequests, perRequest)
+	}
+	if len(res.Goals) != 2 {
+		t.Fatalf("goals %+v; want failures and calls per request", res.Goals)
+	}
+	for _, g := range res.Goals {
+		if !g.Pass {
+			t.Errorf("goal %q failed: got %s, want %s", g.Name, g.Got, g.Want)
+		}
+	}
+	checkGoal(t, res, "calls to the primary per request during the storm")
+	if md := res.Markdown(); !strings.Contains(md, "AWS Bedrock") || !strings.Contains(md, "$3/$15") {
+		t.Errorf("the report does not say the ladder is cross-cloud or price Claude from the catalog:\n%s", md)
 	}
 }
