@@ -43,13 +43,17 @@ Scenarios, by how the primary fails during the storm:
   partial        streams the whole answer, then ends without data: [DONE]
                  (streamed requests)
   reset          resets the connection before any byte
+  overload529    a cross-cloud ladder: Claude on Anthropic (type anthropic)
+                 answers 529 overloaded_error; Claude on Bedrock (type
+                 bedrock, SigV4) serves; the clients send Anthropic
+                 Messages requests (not streamed)
   jobs           video jobs: capacity refusals replayed for their key,
                  queue_full, answers lost after the job was made; a naive
                  client with the same key, one with a new key per retry,
                  and Fusebox (docs/JOBS.md)
 
---stream streams the requests of any scenario; stall and partial always
-stream. --continue sets continue_on_failure on Fusebox's alias.
+--stream streams the requests of any scenario but overload529; stall and
+partial always stream. --continue sets continue_on_failure on Fusebox's alias.
 --replicas 3 puts three Fusebox gateways behind its client, each request
 to the next in turn; with --state redis://… they share their breakers, so
 the outage is learned once for the fleet instead of once per replica.`,

@@ -16,7 +16,8 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--scenario", "meteor"}, `scenario "meteor": want one of outage, throttle, latency-spike, hang, slow, stall, flap, partial, reset`},
+		{[]string{"--scenario", "meteor"}, `scenario "meteor": want one of outage, throttle, latency-spike, hang, slow, stall, flap, partial, reset, overload529`},
+		{[]string{"--scenario", "overload529", "--stream"}, "stream: scenario overload529"},
 		{[]string{"--scenario", "slow", "--spike", "0s"}, "--spike must be positive"},
 		{[]string{"--rate", "0"}, "--rate and --duration must be positive"},
 	} {
@@ -62,5 +63,41 @@ func TestBenchPartialStreamsWithContinue(t *testing.T) {
 	}
 	if o := res.Options; o.Scenario != "partial" || !o.Stream || !o.Continue || len(res.Rows) != 3 || res.Rows[0].Requests != 20 {
 		t.Errorf("JSON options %+v, %d rows (%+v); want partial, streamed, continue, 3 rows of 20 requests", o, len(res.Rows), res.Rows)
+	}
+}
+
+// overload529 runs from the command line: the report says the ladder is
+// cross-cloud and checks its two goals, and the JSON names the scenario.
+func TestBenchOverload529(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err := Run(ctx, []string{"bench", "--scenario", "overload529", "--rate", "10", "--duration", "2s",
+		"--storm-start", "500ms", "--storm-length", "1s", "--latency", "5ms", "--open", "500ms", "--json", path}, &out, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"overload529 — Claude on Anthropic answers 529 overloaded_error", "Claude on Bedrock healthy",
+		"AWS Bedrock", "client-visible failure during the storm", "calls to the primary per request during the storm", "| fusebox |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Options struct {
+			Scenario string `json:"scenario"`
+		} `json:"options"`
+		Goals []struct{ Name string } `json:"goals"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Options.Scenario != "overload529" || len(res.Goals) != 2 {
+		t.Errorf("JSON scenario %q, goals %+v; want overload529 and its two goals", res.Options.Scenario, res.Goals)
 	}
 }
