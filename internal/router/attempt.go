@@ -41,6 +41,10 @@ type Attempt struct {
 	// Trace is the caller's own too: what its Observer keeps of the
 	// attempt.
 	Trace any
+	// HedgeWait is how long the request had waited for attempts that
+	// lost the race this one won, before this one was sent: upstream
+	// time, which Start less the request's start includes.
+	HedgeWait time.Duration
 
 	w       *Walk
 	permit  breaker.Permit
@@ -50,11 +54,14 @@ type Attempt struct {
 	retry   bool              // not the walk's first attempt on this target
 	hedge   bool              // sent as a hedge
 	lost    atomic.Bool       // canceled because another attempt won the race
-	ctx     context.Context   // the attempt's own, ended when it is cut or closed
-	cancel  context.CancelCauseFunc
-	watch   watch
-	done    atomic.Bool
-	cut     atomic.Pointer[aierr.Verdict]
+	// outrun is the verdict of a loser that had been silent past its
+	// hedge delay, reported when it ends unless it answered after all.
+	outrun atomic.Pointer[aierr.Verdict]
+	ctx    context.Context // the attempt's own, ended when it is cut or closed
+	cancel context.CancelCauseFunc
+	watch  watch
+	done   atomic.Bool
+	cut    atomic.Pointer[aierr.Verdict]
 	// firstAt is when the first content came (stopwatch ns), 0 before.
 	firstAt atomic.Int64
 	// unservable is the target's refusal of the request: nothing was sent.
@@ -122,9 +129,13 @@ func (a *Attempt) Used(tokens int) { a.tokens.Settle(tokens) }
 
 // Succeed reports that a delivered answer completed.
 func (a *Attempt) Succeed() {
+	if a.w.req.Stream {
+		a.watch.observePace()
+	}
 	if !a.finish(aierr.Verdict{Kind: aierr.Success}) {
 		return
 	}
+	a.Target.endSuspicion()
 	if s := a.w.req.Session; s != "" {
 		a.w.r.sticky.put(a.w.req.Flow, a.w.req.Flow+"\x00"+a.w.alias.Name+"\x00"+s, a.Target, a.w.r.now())
 	}
@@ -162,14 +173,25 @@ func (a *Attempt) own(v aierr.Verdict) aierr.Verdict {
 		return *cut
 	}
 	if err := a.w.ctx.Err(); err != nil {
+		if v, over := a.watch.overdue(); over {
+			return v
+		}
 		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: err.Error()}
 	}
 	return v
 }
 
 // Abandon reports that the client went away: the attempt says nothing about
-// the target's health (unless a watchdog cut it first).
-func (a *Attempt) Abandon() { a.finish(aierr.Verdict{Kind: aierr.Canceled}) }
+// the target's health, unless a watchdog cut it first or one of its
+// budgets had run out by now (the silence the client gave up on counts
+// as the watchdog would have counted it).
+func (a *Attempt) Abandon() {
+	if v, over := a.watch.overdue(); over {
+		a.onCut(v)
+		return
+	}
+	a.finish(aierr.Verdict{Kind: aierr.Canceled})
+}
 
 // finish records the attempt's end once: its watchdogs stop, its slot is
 // freed, and its verdict goes to the breaker, the key and the target's

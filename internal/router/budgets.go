@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"sync/atomic"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/breaker"
 )
 
 // or returns b with its zero fields taken from d.
@@ -12,6 +14,7 @@ func (b Budgets) or(d Budgets) Budgets {
 		TTFB: cmp.Or(b.TTFB, d.TTFB), Idle: cmp.Or(b.Idle, d.Idle), Total: cmp.Or(b.Total, d.Total),
 		AutoTTFB: b.AutoTTFB || d.AutoTTFB, AutoIdle: b.AutoIdle || d.AutoIdle,
 		SuspectAfter: cmp.Or(b.SuspectAfter, d.SuspectAfter), AutoSuspect: b.AutoSuspect || (b.SuspectAfter == 0 && d.AutoSuspect),
+		MinRate: cmp.Or(b.MinRate, d.MinRate), AutoRate: b.AutoRate || d.AutoRate,
 	}
 }
 
@@ -61,7 +64,7 @@ const (
 // autoCache holds a target's adaptive budgets (0: none yet, use the
 // ceiling) and when they were computed (stopwatch ns).
 type autoCache struct {
-	stream, plain, gap autoValue
+	stream, plain, gap, pace autoValue
 }
 
 // autoValue is one adaptive budget, recomputed at most every autoRefresh.
@@ -126,44 +129,50 @@ func (a *Alias) suspectAfter(t *Target, now int64) time.Duration {
 const hedgedSuspect = 2
 
 // suspect reports whether new requests should skip t for now: every one
-// of its mature streams has gone silent, or it keeps needing hedges
-// without producing a first content. Suspicion does not trip the breaker: its watchdogs
-// do that when the budgets run out. One request per suspect_after still
-// goes to a suspect target, so that its recovery is seen.
+// of its mature streams has gone silent, it keeps needing hedges without
+// producing a first content, or it turned suspect so and has not
+// recovered since (see Target.suspected). While suspect, one request per
+// let-through period still goes to it, so that its recovery is seen; the
+// period follows its breaker's open period, growth and cap. A target
+// whose alias probes in the background lets no client request through:
+// a background probe is sent instead.
 func (a *Alias) suspect(t *Target, now int64) bool {
 	if a.of(t).SuspectAfter <= 0 {
 		return false
 	}
 	silent := t.silent.Load()
-	if !(silent > 0 && silent >= t.mature.Load()) && t.hedged.Load() < hedgedSuspect {
+	if !(silent > 0 && silent >= t.mature.Load()) && t.hedged.Load() < hedgedSuspect && !t.suspected.Load() {
 		return false
+	}
+	if t.background {
+		return true
 	}
 	at := t.probeAt.Load()
 	if now < at {
 		return true
 	}
-	// Let this one through; the next after twice as long.
+	// Let this one through; the next a grown period later.
 	gap := t.probeGap.Load()
 	if !t.probeAt.CompareAndSwap(at, now+gap) {
 		return true
 	}
-	t.probeGap.Store(min(2*gap, maxProbeGap))
+	t.probeGap.Store(int64(t.grow(time.Duration(gap))))
 	return false
 }
 
-// maxProbeGap bounds the time between two requests let through to a
-// suspect target.
-const maxProbeGap = int64(8 * time.Second)
-
-// beginSuspicion starts the probes of a target that may have become
-// suspect for a silence of after: the first request let through comes
-// after twice that, and at least a second.
-func (t *Target) beginSuspicion(now int64, after time.Duration) {
-	gap := max(2*after, minProbeGap)
-	t.probeGap.Store(int64(gap))
-	t.probeAt.Store(now + int64(gap))
+// grow returns the let-through period after gap: grown by the breaker's
+// open backoff, at most its max open period.
+func (t *Target) grow(gap time.Duration) time.Duration {
+	if t.openBackoff > 1 {
+		gap = time.Duration(float64(gap) * t.openBackoff)
+	}
+	return min(gap, t.maxOpen)
 }
 
-// minProbeGap is the least time between two requests let through to a
-// suspect target.
-const minProbeGap = time.Second
+// maxOpenPeriod is the cap of the open period of a breaker built from c.
+func maxOpenPeriod(c breaker.Config) time.Duration {
+	if c.MaxOpenDuration > 0 {
+		return c.MaxOpenDuration
+	}
+	return 10 * openPeriod(c)
+}

@@ -11,7 +11,11 @@ import (
 // Hedging: when the alias hedges and the first target has not produced its
 // first content within the hedge delay, the request goes to the next
 // target too, and the first attempt to produce content wins; the others
-// are canceled (their targets hear nothing: losing a race is no failure).
+// are canceled. A loser that a later attempt beat is reported as a
+// first-byte timeout (the silence that sent the hedge is its target's
+// failure, so a hung target's breaker opens under hedging too); one sent
+// after the winner (a hedge the first target beat) is canceled, which its
+// target does not count.
 // Hedges are bounded per request (Hedge.Max) and by the alias's hedge
 // budget, a fraction of its recent requests, so that a slow provider cannot
 // double the bill. Each attempt carries its own idempotency key.
@@ -61,7 +65,11 @@ func (w *Walk) race(ctx context.Context, t *Target) (*Attempt, bool) {
 		case r := <-results:
 			running = remove(running, r.a)
 			if r.err == nil {
-				w.cancelLosers(running, results)
+				w.cancelLosers(r.a, running, results)
+				if r.a != first {
+					r.a.HedgeWait = time.Duration(r.a.started - first.started)
+					w.HedgeWait += r.a.HedgeWait
+				}
 				return r.a, true
 			}
 			if hedges == 0 {
@@ -111,8 +119,8 @@ func (w *Walk) hedge(ctx context.Context) *Attempt {
 // the hedge delay. A target hedged twice in a row without producing one
 // meanwhile is suspect.
 func (w *Walk) slow(t *Target) {
-	if t.hedged.Add(1) == hedgedSuspect {
-		t.beginSuspicion(w.r.now(), max(w.alias.of(t).SuspectAfter, suspectFloor))
+	if t.hedged.Add(1) == hedgedSuspect && w.alias.of(t).SuspectAfter > 0 {
+		w.r.turnSuspect(t)
 	}
 }
 
@@ -138,13 +146,16 @@ func (w *Walk) run(ctx context.Context, a *Attempt, results chan<- racer) {
 // cancelLosers cancels the attempts still running after a race was won
 // and cleans up after them as they end. Their cost is unknown, so they are
 // listed in Walk.Lost for the caller to account for.
-func (w *Walk) cancelLosers(running []*Attempt, results <-chan racer) {
+func (w *Walk) cancelLosers(won *Attempt, running []*Attempt, results <-chan racer) {
 	if len(running) == 0 {
 		return
 	}
 	for _, a := range running {
 		a.lost.Store(true)
 		w.Lost = append(w.Lost, a.Target)
+		if v, over := w.outrun(a, won); over {
+			a.outrun.Store(&v) // its silence sent the hedge: its target hears of it
+		}
 		a.cancel(errLostRace)
 	}
 	go func(n int) {
@@ -156,6 +167,23 @@ func (w *Walk) cancelLosers(running []*Attempt, results <-chan racer) {
 			}
 		}
 	}(len(running))
+}
+
+// outrun returns the verdict of a race's loser that a later attempt beat:
+// its silence sent that hedge, so it is reported as a first-byte timeout
+// at the hedge delay, and a target that hangs opens its breaker under
+// hedging as it does without. A loser sent after the winner (a hedge the
+// first target beat) only lost: it is canceled.
+func (w *Walk) outrun(a, won *Attempt) (aierr.Verdict, bool) {
+	if v, over := a.watch.overdue(); over {
+		return v, true
+	}
+	if a.firstAt.Load() != 0 || won.started <= a.started {
+		return aierr.Verdict{}, false
+	}
+	d := time.Duration(won.started - a.started)
+	return aierr.Verdict{Kind: aierr.Outage, Sub: aierr.FirstByteTimeout, Code: aierr.CodeFirstByteTimeout,
+		Message: "no first content within the hedge delay (" + d.String() + "); another target answered first"}, true
 }
 
 // errLostRace is the cause of a hedged attempt canceled because another won.

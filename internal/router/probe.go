@@ -126,17 +126,7 @@ func (r *Router) probeTarget(t *Target) {
 		permit.Ignore() // closed again meanwhile: nothing to learn
 		return
 	}
-	ctx, cancel := r.timeout(probeTimeout)
-	defer cancel()
-	resp, err := t.prov.up.Send(ctx, &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)})
-	var v aierr.Verdict
-	if err != nil {
-		v = t.prov.classifier.ClassifyError(err)
-	} else {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
-		resp.Body.Close()
-		v = t.prov.classifier.Classify(resp.StatusCode, resp.Header, body)
-	}
+	v := r.sendProbe(t, key)
 	switch v.Breaker() {
 	case aierr.BreakerSuccess:
 		permit.Success()

@@ -188,6 +188,18 @@ type Budgets struct {
 	// recent p99, at least 250ms, never above SuspectAfter.
 	SuspectAfter time.Duration
 	AutoSuspect  bool
+	// MinRate is the least rate, in content events per second (a lower
+	// bound on tokens per second: an event carries at least one token),
+	// at which a stream must deliver once its first content has come: it
+	// may fall behind that pace by rateSlack, and its whole answer may
+	// take at most rateSlack + max_tokens / MinRate after its first
+	// content. A stream that falls behind is cut as too slow, an outage
+	// of its target like a stall. AutoRate raises the floor to a third
+	// of the target's own recent pace (its slower streams', p90), once it
+	// has autoMinSamples of them, never below MinRate. 0 with AutoRate
+	// unset: no floor.
+	MinRate  float64
+	AutoRate bool
 }
 
 // hedgeFloor is the hedges per second an alias may send whatever its
@@ -525,6 +537,7 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 		if probe {
 			r.scheduleProbe(t, tr)
 		}
+		r.breakerMoved(t, tr)
 	}
 	var joined func(*breaker.Breaker)
 	if r.share != nil {
@@ -546,6 +559,8 @@ func (r *Router) target(ts TargetSpec, bc breaker.Config, fp string, background 
 	}
 	t = &Target{Name: name, Provider: prov, Model: model, prov: p, breaker: br, fp: fp, keys: keys, ownKeys: len(ts.Keys) > 0,
 		openFor:     openPeriod(bc),
+		openBackoff: bc.OpenBackoff, maxOpen: maxOpenPeriod(bc), background: background,
+		paces:       latency.New(latency.Settings{Clock: r.clk}),
 		rests:       make([]atomic.Int64, len(keys)),
 		firstStream: latency.New(latency.Settings{Clock: r.clk}),
 		firstPlain:  latency.New(latency.Settings{Clock: r.clk}),

@@ -2,10 +2,12 @@ package router
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 )
@@ -35,6 +37,17 @@ func suspectable(t *testing.T) (*clocktest.Clock, *Router, *events, *stub, *Atte
 	return clk, r, ev, a, at
 }
 
+// twoStalled is suspectable with a second stream from a (through alias
+// "solo") begun at the same moment: both stall after their first event.
+func twoStalled(t *testing.T) (*clocktest.Clock, *Router, *events, *stub, [2]*Attempt) {
+	t.Helper()
+	clk, r, ev, a, first := suspectable(t)
+	_, res := streamOn(t, r, "solo")
+	second := served(t, res, "a/m")
+	t.Cleanup(second.Abandon)
+	return clk, r, ev, a, [2]*Attempt{first, second}
+}
+
 // streamOn starts a streamed walk on alias and returns it with its answer.
 func streamOn(t *testing.T, r *Router, alias string) (*Walk, result) {
 	t.Helper()
@@ -59,13 +72,46 @@ func TestSilentStreamsMakeTheirTargetSuspect(t *testing.T) {
 	}
 }
 
-func TestSuspicionDoesNotTripTheBreaker(t *testing.T) {
-	clk, r, _, _, _ := suspectable(t)
-	clk.Advance(1500 * time.Millisecond)
-	_, res := streamOn(t, r, "smart")
-	served(t, res, "b/m").Succeed()
-	if failed, _, _ := totals(t, r, "a/m"); failed != 0 {
-		t.Errorf("a/m breaker failures: got %d; want 0", failed)
+// The stream whose silence made its target suspect is cut at that moment
+// with a stall verdict, counted once by its breaker, and reads fail with
+// it: it does not wait out an idle budget (here, none at all).
+func TestTurningSuspectCutsTheStalledStreamsAtOnce(t *testing.T) {
+	clk, r, ev, _, ats := twoStalled(t)
+	clk.Advance(time.Second)
+	select {
+	case e := <-ev.attempted:
+		t.Fatalf("reported %s %v at 1s; want nothing before the stream is silent for longer", e.Target.Name, e.Verdict)
+	default:
+	}
+	clk.Advance(time.Nanosecond)
+	for range 2 {
+		e := nextEvent(t, ev)
+		if e.Target.Name != "a/m" || e.Verdict.Sub != aierr.StreamStalled || e.Duration != time.Second+time.Nanosecond {
+			t.Fatalf("reported %s %v after %v; want a/m cut as stalled at 1s", e.Target.Name, e.Verdict, e.Duration)
+		}
+	}
+	for _, at := range ats {
+		if _, err := at.Resp.Body.Read(make([]byte, 8)); err == nil {
+			t.Errorf("read of the cut stream succeeded; want the stall")
+		} else if v, ok := aierr.FromError(err); !ok || v.Sub != aierr.StreamStalled {
+			t.Errorf("read of the cut stream: %v; want stream_stalled", err)
+		}
+		if v := at.Broke(aierr.ClassifyError(io.ErrUnexpectedEOF)); v.Sub != aierr.StreamStalled {
+			t.Errorf("Broke returned %v; want the cut's stall", v)
+		}
+	}
+	if failed, _, _ := totals(t, r, "a/m"); failed != 2 {
+		t.Errorf("a/m breaker failures: got %d; want 2, each cut counted once", failed)
+	}
+}
+
+// One silent stream alone may be a pause of its own: it steers new
+// requests away but is not cut before its idle budget.
+func TestALoneSilentStreamIsNotCut(t *testing.T) {
+	clk, _, _, _, at := suspectable(t)
+	clk.Advance(5 * time.Second)
+	if at.Cut() != nil {
+		t.Errorf("the lone silent stream was cut: %v", at.Cut())
 	}
 }
 
@@ -86,20 +132,36 @@ func TestSuspectTargetIsStillTriedWhenItIsTheLast(t *testing.T) {
 	}
 }
 
-func TestProgressClearsSuspicion(t *testing.T) {
+func TestProgressWithinSuspectAfterKeepsTheStream(t *testing.T) {
 	clk, r, _, _, at := suspectable(t)
-	clk.Advance(1500 * time.Millisecond)
+	clk.Advance(900 * time.Millisecond)
 	at.Progress()
+	clk.Advance(900 * time.Millisecond)
 	_, res := streamOn(t, r, "smart")
 	served(t, res, "a/m").Succeed()
+	if at.Cut() != nil {
+		t.Errorf("the flowing stream was cut: %v", at.Cut())
+	}
 }
 
-func TestSuspicionEndsWithTheSilentStream(t *testing.T) {
-	clk, r, _, _, at := suspectable(t)
+// Suspicion outlives the streams it cut: new requests skip the target
+// until one let through a breaker's open period later answers.
+func TestSuspicionOutlivesTheStreamsItCut(t *testing.T) {
+	clk, r, _, a, _ := twoStalled(t)
 	clk.Advance(1500 * time.Millisecond)
-	at.Succeed()
 	_, res := streamOn(t, r, "smart")
+	served(t, res, "b/m").Succeed()
+	clk.Advance(breaker.DefaultOpenDuration - time.Second)
+	_, res = streamOn(t, r, "smart")
+	served(t, res, "b/m").Succeed()
+	clk.Advance(time.Second) // the breaker's open period since a turned suspect
+	_, res = streamOn(t, r, "smart")
+	served(t, res, "a/m").Succeed() // let through; it answers: suspicion ends
+	_, res = streamOn(t, r, "smart")
 	served(t, res, "a/m").Succeed()
+	if a.n() != 4 {
+		t.Errorf("a called %d times; want 4", a.n())
+	}
 }
 
 // A TTFB cut that lands as a stream's headers arrive leaves no stream

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/breaker"
 	"github.com/fuseboxhq/fusebox/clock/clocktest"
 )
 
@@ -29,8 +30,8 @@ func TestTargetHedgedTwiceInARowIsSuspect(t *testing.T) {
 	if a.n() != 2 || len(w.Skips) != 1 || w.Skips[0].Reason != "suspected stalled" {
 		t.Fatalf("third request: a called %d times, skips %+v; want a skipped as suspected stalled", a.n(), w.Skips)
 	}
-	// The first let-through comes max(2 × suspect_after, 1 s) later.
-	clk.Advance(2 * time.Second)
+	// The first let-through comes the breaker's open period later.
+	clk.Advance(breaker.DefaultOpenDuration)
 	ch := goNext(t.Context(), start(t, r, "smart", nil))
 	recv(t, a.sent, "the call let through to a")
 	clk.WaitForTimers(1)
@@ -53,7 +54,7 @@ func TestFirstContentEndsHedgeSuspicion(t *testing.T) {
 		clk.Advance(800 * time.Millisecond)
 		served(t, await(t, ch), "b/m").Succeed()
 	}
-	clk.Advance(2 * time.Second)                                                         // the let-through
+	clk.Advance(breaker.DefaultOpenDuration)                                             // the let-through
 	served(t, await(t, goNext(t.Context(), start(t, r, "smart", nil))), "a/m").Succeed() // a answers at once
 	served(t, await(t, goNext(t.Context(), start(t, r, "smart", nil))), "a/m").Succeed()
 }

@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,25 @@ type Target struct {
 	// request per probe period (probeAt, stopwatch ns) still goes to it.
 	mature, silent, hedged atomic.Int64
 	probeAt, probeGap      atomic.Int64
+	// suspected is set once the target turned suspect and its stalled
+	// streams were cut (which takes them out of the counts above); it
+	// ends when its breaker closes, a background probe succeeds, or an
+	// answer on it succeeds or flows for suspect_after. Its let-through
+	// period starts at openFor and grows by openBackoff up to maxOpen, as
+	// its breaker's open period does; with background, no client request
+	// is let through, a background probe is sent instead.
+	suspected   atomic.Bool
+	openBackoff float64
+	maxOpen     time.Duration
+	background  bool
+	// streams are its streams in flight watched for silence, so that
+	// those stalled can be cut when it turns suspect or its breaker
+	// opens.
+	streamsMu sync.Mutex
+	streams   map[*watch]struct{}
+	// paces are the recent times per content event of its streams that
+	// succeeded, for the adaptive rate floor.
+	paces *latency.Window
 	// gaps are the recent gaps between chunks of its streams, for the
 	// adaptive suspicion threshold.
 	gaps *latency.Window

@@ -102,6 +102,10 @@ type Walk struct {
 	// Lost lists the targets of hedged attempts canceled because another
 	// won: sent, their cost unknown.
 	Lost []*Target
+	// HedgeWait is how long the request waited for attempts that lost a
+	// race before the attempt that won was sent (the hedge delays spent
+	// on them): upstream time, not the gateway's own.
+	HedgeWait time.Duration
 	// failed is the attempt the walk failed over from, until the next
 	// target is sent a request (that is a failover); broken the
 	// delivered attempt that broke after commit.
@@ -355,11 +359,11 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	t := a.Target
 	ttfb, idle, total := w.alias.budgets(t, w.req.Stream, a.started)
-	suspect := time.Duration(0)
+	suspect, rate := time.Duration(0), 0.0
 	if w.req.Stream {
-		suspect = w.alias.suspectAfter(t, a.started)
+		suspect, rate = w.alias.suspectAfter(t, a.started), w.alias.minRate(t, a.started)
 	}
-	a.watch.start(ttfb, idle, total, suspect)
+	a.watch.start(ttfb, idle, total, suspect, rate, w.req.Fields.MaxTokens)
 	var resp *http.Response
 	var err error
 	if u := w.req.Unservable; u != nil && !a.Responses {
@@ -408,6 +412,9 @@ func (w *Walk) verdict(ctx context.Context, a *Attempt, err error) aierr.Verdict
 		return *cut
 	}
 	if a.lost.Load() {
+		if v := a.outrun.Load(); v != nil {
+			return *v
+		}
 		return aierr.Verdict{Kind: aierr.Canceled, Code: aierr.CodeCanceled, Message: "another attempt answered first"}
 	}
 	if err := ctx.Err(); err != nil {

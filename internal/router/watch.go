@@ -49,15 +49,22 @@ type watch struct {
 	chunks         int           // since the first content, for sampling gaps
 	idleSince      time.Time
 	mature, silent bool
+	tracked        bool // in its target's streams
+	// rate is the stream's floor in content events per second (0:
+	// none), counted over count, the events since the first content, up
+	// to maxEvents (the request's max_tokens; 0: unbounded).
+	rate             float64
+	count, maxEvents int
 }
 
 // start arms the watchdogs of an attempt being sent: ttfb (0: none) until
 // the first content, then idle (0: none) between chunks, and total (0:
 // none) for the whole attempt.
-func (w *watch) start(ttfb, idle, total, suspect time.Duration) {
+func (w *watch) start(ttfb, idle, total, suspect time.Duration, rate float64, maxEvents int) {
 	w.mu.Lock() // the timer may fire before start returns
 	defer w.mu.Unlock()
 	w.ttfb, w.idle, w.suspect = ttfb, idle, suspect
+	w.rate, w.maxEvents = rate, maxEvents
 	w.sent = w.clk.Now()
 	if total > 0 {
 		w.totalAt = w.sent.Add(total)
@@ -89,7 +96,26 @@ func (w *watch) deadline() (time.Time, bool) {
 	if total, ok := w.total(); ok && (at.IsZero() || total.Before(at)) {
 		at = total
 	}
+	if due, ok := w.due(); ok && (at.IsZero() || due.Before(at)) {
+		at = due
+	}
 	return at, !at.IsZero()
+}
+
+// due returns when the stream's next content event is due under its rate
+// floor: rateSlack + k / rate after its first content for the k-th event
+// after it (k at most maxEvents), moved on by the time spent blocked on
+// the client.
+func (w *watch) due() (time.Time, bool) {
+	if w.rate <= 0 || !w.inIdle {
+		return time.Time{}, false
+	}
+	k := w.count + 1
+	if w.maxEvents > 0 {
+		k = min(k, w.maxEvents)
+	}
+	d := rateSlack + time.Duration(float64(k)/w.rate*float64(time.Second)) + time.Duration(w.blocked.Load())
+	return w.idleSince.Add(d), true
 }
 
 // checkpoint returns when a stream next changes its standing for
@@ -104,28 +130,38 @@ func (w *watch) checkpoint() (time.Time, bool) {
 	return w.lastChunk().Add(w.suspect + 1), true // longer than suspect
 }
 
-// mark updates a stream's standing for suspicion at now.
-func (w *watch) mark(now time.Time) {
+// mark updates a stream's standing for suspicion at now, and reports
+// whether its target has turned suspect enough to cut its stalled
+// streams: every mature stream on it is silent, and at least
+// stallQuorum are.
+func (w *watch) mark(now time.Time) bool {
 	if w.suspect <= 0 || !w.inIdle {
-		return
+		return false
 	}
 	t := w.a.Target
 	if !w.mature && now.Sub(w.idleSince) > w.suspect {
 		w.mature = true
 		t.mature.Add(1)
+		if now.Sub(w.lastChunk()) <= w.suspect {
+			t.endSuspicion() // content has flowed for suspect_after: it answers
+		}
 	}
 	if w.mature && !w.silent && now.Sub(w.lastChunk()) > w.suspect {
 		w.silent = true
-		if t.silent.Add(1) == 1 {
+		n := t.silent.Add(1)
+		if n == 1 && !t.suspected.Load() {
 			// Suspicion may begin: the first request let through to see
 			// whether the target recovered comes a period later.
-			t.beginSuspicion(w.a.w.r.now(), w.suspect)
+			t.letThroughFrom(w.a.w.r.now())
 		}
+		return n >= stallQuorum && n >= t.mature.Load()
 	}
+	return false
 }
 
 // unmark takes an ended stream out of its target's counts.
 func (w *watch) unmark() {
+	w.untrack()
 	t := w.a.Target
 	if w.silent {
 		w.silent = false
@@ -136,6 +172,11 @@ func (w *watch) unmark() {
 		t.mature.Add(-1)
 	}
 }
+
+// stallQuorum is how many silent streams, all of the target's mature
+// ones, make it suspect enough to cut them: one alone may be a pause of
+// its own, and keeps its idle budget (it still steers new requests away).
+const stallQuorum = 2
 
 // gapSample is one in how many gaps between chunks is recorded for the
 // target's adaptive suspicion threshold: a sample is plenty for a p99, and
@@ -158,6 +199,7 @@ func (w *watch) progress() {
 	}
 	w.last = now
 	if w.inIdle {
+		w.count++
 		if w.silent {
 			w.silent = false
 			w.a.Target.silent.Add(-1)
@@ -166,6 +208,9 @@ func (w *watch) progress() {
 		return
 	}
 	w.inIdle, w.idleSince = true, now
+	if w.suspect > 0 {
+		w.track()
+	}
 	w.rearm(now)
 }
 
@@ -239,30 +284,63 @@ func (w *watch) fired() {
 		w.mu.Unlock()
 		return
 	}
-	w.mark(now)
-	if at, ok := w.deadline(); !ok || now.Before(at) {
+	suspect := w.mark(now)
+	v, cause, over := w.overdueLocked(now)
+	if !over {
 		w.rearm(now)
 		w.mu.Unlock()
+		if suspect {
+			w.a.w.r.turnSuspect(w.a.Target)
+		}
 		return
+	}
+	w.ended = true
+	w.unmark()
+	w.mu.Unlock()
+	w.a.onCut(v)
+	w.a.cancel(cause)
+	if suspect {
+		w.a.w.r.turnSuspect(w.a.Target)
+	}
+}
+
+// overdueLocked reports whether a budget has run out at now, with the
+// verdict and cause of the cut it calls for. w.mu is held.
+func (w *watch) overdueLocked(now time.Time) (aierr.Verdict, error, bool) {
+	if at, ok := w.deadline(); !ok || now.Before(at) {
+		return aierr.Verdict{}, nil, false
 	}
 	var cause error
 	switch {
 	case !w.totalAt.IsZero() && !now.Before(w.totalAt.Add(time.Duration(w.blocked.Load()))):
 		cause = errAttemptTimeout
-	case w.inIdle:
+	case w.inIdle && w.idle > 0 && !now.Before(w.lastChunk().Add(w.idle)):
 		cause = aierr.ErrStreamStalled
+	case w.inIdle:
+		return tooSlow(), errTooSlow, true
 	default:
 		cause = aierr.ErrFirstByteTimeout
 	}
-	w.ended = true
-	w.unmark()
-	w.mu.Unlock()
 	v := aierr.ClassifyError(cause)
 	if cause == errAttemptTimeout {
 		v.Sub, v.Code = aierr.Timeout, aierr.CodeTimeout
 	}
-	w.a.onCut(v)
-	w.a.cancel(cause)
+	return v, cause, true
+}
+
+// overdue returns the verdict the watchdogs would give an attempt that
+// ends now without an answer (its client gave up, another attempt won):
+// a cut's when one of its budgets has run out, so that the silence it
+// saw is counted as the watchdog would have counted it.
+func (w *watch) overdue() (aierr.Verdict, bool) {
+	now := w.clk.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended || w.writeFrom.Load() != 0 {
+		return aierr.Verdict{}, false
+	}
+	v, _, over := w.overdueLocked(now)
+	return v, over
 }
 
 // stop disarms the watchdogs of an attempt that ended.
