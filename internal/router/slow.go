@@ -166,9 +166,9 @@ func (t *Target) endSuspicion() {
 // streams, a closed one ends its suspicion.
 func (r *Router) breakerMoved(t *Target, tr breaker.Transition) {
 	switch tr.To {
-	case breaker.StateOpen:
+	case breaker.StateOpen, breaker.StateForcedOpen:
 		t.cutStalled()
-	case breaker.StateClosed:
+	case breaker.StateClosed, breaker.StateForcedClosed:
 		t.endSuspicion()
 	}
 }
