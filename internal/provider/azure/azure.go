@@ -2,6 +2,7 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/h1"
+	"github.com/fuseboxhq/fusebox/internal/provider/openai"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -189,6 +191,9 @@ func (u *Upstream) target(c *router.Call) (string, *router.Unservable) {
 	return u.root + "/deployments/" + url.PathEscape(c.Model) + c.Path + u.query, nil
 }
 
+// errSpent is what a request's GetBody returns once it was answered.
+var errSpent = errors.New("azure: the request was answered; its body is gone")
+
 // Send posts the call's body, as it is, to the deployment's operation and
 // returns the answer as it came: a 2xx in OpenAI's format, anything else
 // unchanged (status, headers, body) for aierr to classify. A chat request
@@ -199,7 +204,7 @@ func (u *Upstream) target(c *router.Call) (string, *router.Unservable) {
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
 	target, un := u.target(c)
 	if un == nil && c.Path == "/chat/completions" {
-		un = refusal(c.Body, u.unsupported)
+		un = openai.Refusal(c.Body, u.unsupported, "azure")
 	}
 	if un != nil {
 		return nil, un
@@ -212,7 +217,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	if err != nil {
 		return nil, err
 	}
-	sent := newSentBody(req, c.Body)
+	sent := openai.NewSentBody(req, c.Body, errSpent)
 	h := req.Header
 	for k, v := range c.Header {
 		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
@@ -232,7 +237,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 		h.Set("Idempotency-Key", c.IdempotencyKey)
 	}
 	resp, err := u.rt.RoundTrip(req)
-	sent.spend()
+	sent.Spend()
 	return resp, err
 }
 

@@ -98,7 +98,7 @@ func New(c Config) (*Upstream, error) {
 // Send posts the call's body to the operation's path.
 func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, error) {
 	if c.Path == "/chat/completions" {
-		if un := refusal(c.Body, u.unsupported); un != nil {
+		if un := Refusal(c.Body, u.unsupported, "openai"); un != nil {
 			return nil, un
 		}
 	}

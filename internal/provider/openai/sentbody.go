@@ -9,7 +9,8 @@ import (
 // A call's body with the target's model is a copy of the client's request,
 // as large as the conversation. The answer keeps its request (Response.Request),
 // so a body held by the request would live as long as a stream it started:
-// for a slow stream, minutes. sentBody lets go of it once sent.
+// for a slow stream, minutes. sentBody lets go of it once sent. Every adapter
+// that posts a call's body as is (this one, azure) sends it this way.
 
 // sentBody is a request body that drops its bytes at its end. Close
 // leaves them: a transport may close a body while another of its
@@ -31,16 +32,20 @@ func (s *sentBody) Read(p []byte) (int, error) {
 
 func (s *sentBody) Close() error { return nil }
 
-// resend gives a request's body again while the request may still be sent
-// again (a reused connection the server had closed): until spend.
-type resend struct{ b []byte }
+// Resend gives a request's body again while the request may still be sent
+// again (a reused connection the server had closed): until Spend.
+type Resend struct {
+	b     []byte
+	spent error
+}
 
 var errSpent = errors.New("openai: the request was answered; its body is gone")
 
-// newSentBody sets body as req's, replayable until the returned resend is
-// spent.
-func newSentBody(req *http.Request, body []byte) *resend {
-	r := &resend{b: body}
+// NewSentBody sets body as req's, replayable (req.GetBody) until the
+// returned Resend is spent; after that GetBody returns spent, an error
+// that names the provider. An empty body is http.NoBody.
+func NewSentBody(req *http.Request, body []byte, spent error) *Resend {
+	r := &Resend{b: body, spent: spent}
 	req.ContentLength = int64(len(body))
 	req.Body = &sentBody{b: body}
 	req.GetBody = r.get
@@ -50,12 +55,19 @@ func newSentBody(req *http.Request, body []byte) *resend {
 	return r
 }
 
-func (r *resend) get() (io.ReadCloser, error) {
+// newSentBody is NewSentBody with this package's error.
+func newSentBody(req *http.Request, body []byte) *Resend {
+	return NewSentBody(req, body, errSpent)
+}
+
+func (r *Resend) get() (io.ReadCloser, error) {
 	if r.b == nil {
-		return nil, errSpent
+		return nil, r.spent
 	}
 	return &sentBody{b: r.b}, nil
 }
 
-// spend ends the replays: RoundTrip has returned, and calls GetBody no more.
-func (r *resend) spend() { r.b = nil }
+// Spend ends the replays: RoundTrip has returned, and calls GetBody no more.
+func (r *Resend) Spend() { r.b = nil }
+
+func (r *Resend) spend() { r.Spend() }

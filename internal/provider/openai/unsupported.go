@@ -8,10 +8,11 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
-// refusal returns the first field of body, among unsupported, set to other
-// than its neutral value, as the router's refusal; nil when there is none.
-// It decodes the body's top level only when the host lacks a field.
-func refusal(body []byte, unsupported []string) *router.Unservable {
+// Refusal returns the first field of body, among unsupported, set to other
+// than its neutral value, as the router's refusal whose message starts
+// with provider ("openai", "azure"); nil when there is none. It decodes
+// the body's top level only when the host lacks a field.
+func Refusal(body []byte, unsupported []string, provider string) *router.Unservable {
 	if len(unsupported) == 0 {
 		return nil
 	}
@@ -22,7 +23,7 @@ func refusal(body []byte, unsupported []string) *router.Unservable {
 	for _, f := range unsupported {
 		if v, ok := top[f]; ok && !neutral(f, v) {
 			return &router.Unservable{Param: f, Code: "unsupported_parameter",
-				Message: "openai: " + f + " is not supported by this provider (its unsupported list in the Fusebox configuration)"}
+				Message: provider + ": " + f + " is not supported by this provider (its unsupported list in the Fusebox configuration)"}
 		}
 	}
 	return nil
