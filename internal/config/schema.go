@@ -339,6 +339,17 @@ type Timeouts struct {
 	// AutoSuspect is set when suspect_after was left to its default; see
 	// SuspectAfter.
 	AutoSuspect bool `yaml:"-"`
+	// MinRate is the least pace of a stream once its first content has
+	// come, in content events per second (each carries at least one
+	// token, so it is a floor on tokens per second): the k-th event after
+	// the first is due 2s + k / min_rate after it, and the whole answer
+	// within 2s + max_tokens / min_rate. A stream that falls behind is
+	// cut as too slow, an outage of its target like a stall: it counts
+	// for the breaker, fails over before anything reached the client, and
+	// with continue_on_failure continues on the next target after. A
+	// drip that never stalls long enough for idle is caught so. Default:
+	// 0, no floor.
+	MinRate float64 `yaml:"min_rate"`
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no

@@ -319,4 +319,3 @@ func TestSuspicionEndsWhenTheBreakerCloses(t *testing.T) {
 	_, res = streamOn(t, r, "smart")
 	served(t, res, "a/m").Succeed()
 }
-
