@@ -197,74 +197,24 @@ func googleError(body []byte) bool {
 	return json.Unmarshal(body, &e) == nil && e.Error.Code != 0 && e.Error.Status != ""
 }
 
-// geminiSink translates OpenAI events to Gemini's through a pipe, as
-// anthropicSink does for Messages.
-type geminiSink struct {
-	w    http.ResponseWriter
-	pw   *io.PipeWriter
-	done chan struct{}
-	sse  bool
-	// cut is set by the pump when the translation ended in error: an
-	// answer the translator could not finish must not look whole.
-	cut bool
+// newGeminiSink translates OpenAI events to Gemini's stream: events with
+// alt=sse, else a JSON array.
+func newGeminiSink(w http.ResponseWriter, g *geminiExchange) *pipeSink {
+	return newPipeSink(w, func(r io.Reader) io.Reader { return geminiapi.NewStreamWith(r, g.model, g.sse, g.opts) },
+		func(w http.ResponseWriter, e sse.ErrorEvent) { writeGeminiBroken(w, e, g.sse) })
 }
 
-func newGeminiSink(w http.ResponseWriter, g *geminiExchange) *geminiSink {
-	pr, pw := io.Pipe()
-	s := &geminiSink{w: w, pw: pw, done: make(chan struct{}), sse: g.sse}
-	go s.pump(geminiapi.NewStreamWith(pr, g.model, g.sse, g.opts), pr)
-	return s
-}
-
-func (s *geminiSink) pump(rd io.Reader, pr *io.PipeReader) {
-	defer close(s.done)
-	rc := http.NewResponseController(s.w)
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := rd.Read(buf)
-		if n > 0 {
-			s.w.Write(buf[:n])
-			rc.Flush()
-		}
-		if err != nil {
-			s.cut = err != io.EOF
-			pr.CloseWithError(err) // unblock a writer if the translator stopped first
-			return
-		}
-	}
-}
-
-func (s *geminiSink) Write(raw []byte) error {
-	_, err := s.pw.Write(raw)
-	return err
-}
-
-// Flush does nothing: the pump flushes what it translates.
-func (s *geminiSink) Flush() error { return nil }
-
-// Close ends a stream that finished well; one whose translation could not
-// finish it is cut, so that its client cannot take it for a whole answer.
-func (s *geminiSink) Close() {
-	s.pw.Close()
-	<-s.done
-	if s.cut {
-		panic(http.ErrAbortHandler)
-	}
-}
-
-// Broken ends the stream with Google's error object: as an event with
-// alt=sse, else as the array's last element (the array is left open, so
-// a reader cannot take the answer for a whole one).
-func (s *geminiSink) Broken(e sse.ErrorEvent) {
-	s.pw.CloseWithError(errStreamBroken)
-	<-s.done
+// writeGeminiBroken ends a Gemini stream with Google's error object: as
+// an event with alt=sse, else as the array's last element (the array is
+// left open, so a reader cannot take the answer for a whole one).
+func writeGeminiBroken(w http.ResponseWriter, e sse.ErrorEvent, sseMode bool) {
 	status := http.StatusInternalServerError
 	if e.Type == "timeout" {
 		status = http.StatusGatewayTimeout
 	}
 	obj, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": e.Message, "status": googleStatus(status)}})
 	var b bytes.Buffer
-	if s.sse {
+	if sseMode {
 		b.WriteString("data: ")
 		b.Write(obj)
 		b.WriteString("\r\n\r\n")
@@ -272,8 +222,8 @@ func (s *geminiSink) Broken(e sse.ErrorEvent) {
 		b.WriteString(",\r\n")
 		b.Write(obj)
 	}
-	s.w.Write(b.Bytes())
-	http.NewResponseController(s.w).Flush()
+	w.Write(b.Bytes())
+	http.NewResponseController(w).Flush()
 }
 
 // clipPath is a request path short enough to quote in an error.

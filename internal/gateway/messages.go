@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -79,59 +78,11 @@ func (s nativeSink) Flush() error            { return s.w.Flush() }
 func (s nativeSink) Close()                  { s.w.Flush() }
 func (s nativeSink) Broken(e sse.ErrorEvent) { s.w.WriteAnthropicError(anthropicEvent(e)) }
 
-// anthropicSink translates OpenAI events to Anthropic's through a pipe: a
-// goroutine owned by the sink reads the translator and writes the client,
-// flushing after each read; Close and Broken wait for it.
-type anthropicSink struct {
-	w    http.ResponseWriter
-	pw   *io.PipeWriter
-	done chan struct{}
-}
-
-var errStreamBroken = errors.New("stream broken")
-
-func newAnthropicSink(w http.ResponseWriter, model string) *anthropicSink {
-	pr, pw := io.Pipe()
-	s := &anthropicSink{w: w, pw: pw, done: make(chan struct{})}
-	go s.pump(pr, model)
-	return s
-}
-
-func (s *anthropicSink) pump(pr *io.PipeReader, model string) {
-	defer close(s.done)
-	rc := http.NewResponseController(s.w)
-	rd := anthropic.NewMessagesStream(pr, model)
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := rd.Read(buf)
-		if n > 0 {
-			s.w.Write(buf[:n])
-			rc.Flush()
-		}
-		if err != nil {
-			pr.CloseWithError(err) // unblock a writer if the translator stopped first
-			return
-		}
-	}
-}
-
-func (s *anthropicSink) Write(raw []byte) error {
-	_, err := s.pw.Write(raw)
-	return err
-}
-
-// Flush does nothing: the pump flushes what it translates.
-func (s *anthropicSink) Flush() error { return nil }
-
-func (s *anthropicSink) Close() {
-	s.pw.Close()
-	<-s.done
-}
-
-func (s *anthropicSink) Broken(e sse.ErrorEvent) {
-	s.pw.CloseWithError(errStreamBroken)
-	<-s.done
-	sse.NewWriter(s.w).WriteAnthropicError(anthropicEvent(e))
+// newAnthropicSink translates OpenAI events to Anthropic's Messages
+// events.
+func newAnthropicSink(w http.ResponseWriter, model string) *pipeSink {
+	return newPipeSink(w, func(r io.Reader) io.Reader { return anthropic.NewMessagesStream(r, model) },
+		func(w http.ResponseWriter, e sse.ErrorEvent) { sse.NewWriter(w).WriteAnthropicError(anthropicEvent(e)) })
 }
 
 // anthropicEvent is an error event in Anthropic's types: a timeout is
