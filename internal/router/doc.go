@@ -14,6 +14,38 @@
 // answer before it commits to it: a stream that fails before its first
 // content is reported with Attempt.Fail and the walk goes on.
 //
+// # Slow, silent and half-broken answers
+//
+// Every attempt has watchdogs on the router's clock (watch.go): time to
+// first content, idle between chunks, total, and for streams a pace:
+// past its first content a stream's k-th event is due rateSlack (2 s) +
+// k / floor after it, at most max_tokens of them, so the whole answer is
+// bounded by 2 s + max_tokens / floor. The floor is Budgets.MinRate, or
+// with AutoRate a third of the target's own recent pace when that is
+// higher. A stream that falls behind is cut with an outage verdict of
+// sub-kind stream_stalled and code stream_too_slow: its breaker counts
+// it, and it takes a stall's road (failover before commit, Broke and
+// continuation after).
+//
+// Every attempt reports one outcome. A hedge's loser that a later
+// attempt beat is reported as a first-byte timeout (its silence sent the
+// hedge), so a target that hangs opens its breaker under hedging; a
+// hedge the first attempt beat is canceled. An attempt abandoned, or
+// failed as its request ended, past one of its budgets is reported as
+// the watchdog would have reported it. Walk.HedgeWait and
+// Attempt.HedgeWait are the time spent waiting for losers before the
+// winner was sent: upstream time, not the gateway's.
+//
+// A target whose mature streams are all silent is suspect: new requests
+// skip it while a later target exists. Once at least two of them are
+// silent (one may be a pause of its own), or when its breaker opens, its
+// streams silent for suspect_after are cut at once with a stall verdict,
+// and the suspicion holds after they are gone. A suspect target lets one
+// request through per period, the breaker's open period growing by its
+// open backoff up to its max open; with background probes none, a cheap
+// probe is sent instead. Suspicion ends when its breaker closes, a probe
+// or an answer on it succeeds, or a stream on it flows for suspect_after.
+//
 // # Coming back
 //
 // A walk that ends with no answer tells the client when to come back
