@@ -133,7 +133,7 @@
 //
 // RetryInfo's retryDelay is the fault's retry_after. Claude paths
 // (InvokeModel's errors aside, which are Bedrock's; rawPredict's, which
-// are Anthropic's) follow /v1/messages. Hangs, stalls and resets act on
+// are Anthropic's) follow /v1/messages. Hangs, stalls, drips and resets act on
 // every path as on chat: a reset, or a hang or stall released by Close,
 // cuts the client's own connection, and a translated stream then sends
 // nothing more (no error event or exception frame of the translator's).
@@ -228,7 +228,10 @@
 // event and a no_done fault leaves out response.completed. A garbage
 // fault, in any stream, sends the first bytes of the next event cut in
 // the middle of its JSON (the first half of a frame on Bedrock), then
-// cuts the connection.
+// cuts the connection. A drip fault, in any stream, sends the first
+// content at the usual time, then one content chunk every extra, and
+// after the last one nothing (no finish_reason, no end event) until the
+// client gives up: a provider alive but too slow to be of use.
 //
 // Server.Stats, and GET /sim/stats, count calls received (in all, and by
 // API: each cloud's paths under names of their own, see Stats.APIs), how
@@ -293,6 +296,7 @@
 //	  - {kind: model_not_ready, fraction: 0.1}          # Bedrock's ModelNotReadyException
 //	  - {kind: content_filter, code: response}          # Azure's content_filter 400, Gemini's SAFETY
 //	  - {kind: garbage, after_chunks: 2}                # half an event (or frame), then a cut
+//	  - {kind: drip, extra: 2s}                         # a chunk every 2s, and never the end
 //	aws:                         # the Bedrock paths and AWS credential services
 //	  region: us-east-1          # SigV4's region; default us-east-1
 //	  keys: {AKIDSIM: secret}    # access key id: secret; none (and no api_keys): any signature
@@ -322,7 +326,8 @@
 // most 1; default 1); status (error_storm: 400, 403, 408, 500, 502, 503,
 // 504 or 529, default 503; queue_full: 429 or 503, default 429; capacity: 429 or 503,
 // default 503); retry_after (throttle, default 1s; error_storm, queue_full
-// and capacity, default none); extra (latency_spike, required);
+// and capacity, default none); extra (latency_spike and drip, required:
+// the added latency; the time between a drip's chunks);
 // after_chunks (stall, stream_error, reset, garbage); message (the error's text);
 // code (job_failed: the error category, default runtime_unavailable;
 // content_filter: prompt or response, default prompt).

@@ -102,11 +102,19 @@ const (
 	// ModelNotReady answers 503 with code model_not_ready; the Bedrock
 	// paths answer it as Bedrock does, 429 ModelNotReadyException.
 	ModelNotReady FaultKind = "model_not_ready"
+	// Drip applies to streams only: the headers, the role chunk and the
+	// first content chunk come as usual, then each next content chunk
+	// Extra after the one before it, whatever the token rate; once the
+	// content is sent the stream sends nothing more (no finish_reason,
+	// no usage, no data: [DONE]) until the client gives up. A provider
+	// that is alive and generating, too slowly to be of use: every chunk
+	// proves it alive, none brings the end nearer in time.
+	Drip FaultKind = "drip"
 )
 
 // FaultKinds lists every kind, in documentation order.
 var FaultKinds = []FaultKind{ErrorStorm, Throttle, LatencySpike, Hang, Stall, Reset, Auth, QueueFull, StreamError, NoDone,
-	Capacity, JobFailed, AcceptReset, AcceptHang, ContentFilter, ModelNotReady, Garbage}
+	Capacity, JobFailed, AcceptReset, AcceptHang, ContentFilter, ModelNotReady, Garbage, Drip}
 
 // Fault is one misbehaviour on a schedule. A Fault is active from From to
 // To (with Every set, only in the first For of every Every from From);
@@ -141,7 +149,8 @@ type Fault struct {
 	// RetryAfter is the wait a Throttle asks for (0: 1s); for ErrorStorm
 	// and QueueFull, a Retry-After to send (0: none).
 	RetryAfter time.Duration
-	// Extra is the latency a LatencySpike adds; it must be more than 0.
+	// Extra is the latency a LatencySpike adds, or the time between two
+	// content chunks of a Drip; for both it must be more than 0.
 	Extra time.Duration
 	// AfterChunks is how many content chunks a stream sends before a
 	// Stall, a StreamError or a Reset.
@@ -209,7 +218,7 @@ func (e *entry) appliesTo(sort callSort) bool {
 
 // streamOnly reports whether faults of kind k act inside streams only.
 func streamOnly(k FaultKind) bool {
-	return k == Stall || k == StreamError || k == NoDone || k == Garbage
+	return k == Stall || k == StreamError || k == NoDone || k == Garbage || k == Drip
 }
 
 // jobOnly reports whether faults of kind k act on job submits only.
@@ -317,9 +326,9 @@ func (f *Fault) problems() []problem {
 		add("retry_after", doesNotApply(f.Kind))
 	}
 	switch {
-	case f.Kind == LatencySpike && f.Extra <= 0:
-		add("extra", "must be more than 0 for a latency_spike")
-	case f.Kind != LatencySpike && f.Extra != 0:
+	case (f.Kind == LatencySpike || f.Kind == Drip) && f.Extra <= 0:
+		add("extra", "must be more than 0 for a "+string(f.Kind))
+	case f.Kind != LatencySpike && f.Kind != Drip && f.Extra != 0:
 		add("extra", doesNotApply(f.Kind))
 	}
 	switch {
@@ -329,7 +338,7 @@ func (f *Fault) problems() []problem {
 		add("after_chunks", doesNotApply(f.Kind))
 	}
 	if f.Message != "" && (f.Kind == LatencySpike || f.Kind == Hang || f.Kind == Stall || f.Kind == Reset || f.Kind == NoDone || f.Kind == Garbage ||
-		f.Kind == AcceptReset || f.Kind == AcceptHang) {
+		f.Kind == Drip || f.Kind == AcceptReset || f.Kind == AcceptHang) {
 		add("message", doesNotApply(f.Kind))
 	}
 	switch {

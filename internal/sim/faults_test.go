@@ -359,6 +359,9 @@ func TestFaultValidation(t *testing.T) {
 		{Fault{Kind: ErrorStorm, Every: 2 * time.Second, For: 2 * time.Second}, "sim: faults[0].for: is 2s, want more than 0 and less than every (2s)"},
 		{Fault{Kind: NoDone, AfterChunks: 1}, "sim: faults[0].after_chunks: does not apply to a no_done fault"},
 		{Fault{Kind: NoDone, Message: "x"}, "sim: faults[0].message: does not apply to a no_done fault"},
+		{Fault{Kind: Drip}, "sim: faults[0].extra: must be more than 0 for a drip"},
+		{Fault{Kind: Drip, Extra: time.Second, AfterChunks: 2}, "sim: faults[0].after_chunks: does not apply to a drip fault"},
+		{Fault{Kind: Drip, Extra: time.Second, Message: "x"}, "sim: faults[0].message: does not apply to a drip fault"},
 	} {
 		_, err := New(Config{Faults: []Fault{tc.f}})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

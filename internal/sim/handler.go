@@ -55,7 +55,7 @@ func (s *Server) decide(stream bool, tokens int) plan {
 // normal answer is sent; the others act inside a stream.
 func upfront(f Fault, stream bool) bool {
 	switch f.Kind {
-	case LatencySpike, Stall, StreamError, NoDone, Garbage, JobFailed, AcceptReset, AcceptHang:
+	case LatencySpike, Stall, StreamError, NoDone, Garbage, Drip, JobFailed, AcceptReset, AcceptHang:
 		return false
 	case Reset:
 		return !stream || f.AfterChunks == 0

@@ -28,6 +28,8 @@ const (
 	OutcomeContentFilter Outcome = "content_filter"
 	// OutcomeGarbage is a stream cut mid-event by a garbage fault.
 	OutcomeGarbage Outcome = "garbage"
+	// OutcomeDrip is a stream a drip fault paced until the client gave up.
+	OutcomeDrip Outcome = "drip"
 	// OutcomeUnauthorized is a call refused for its credentials (a key,
 	// signature or token the sim does not accept), before any fault.
 	OutcomeUnauthorized Outcome = "unauthorized"
@@ -37,7 +39,7 @@ const (
 var outcomes = [...]Outcome{
 	OutcomeOK, OutcomeError, OutcomeThrottled, OutcomeRateLimited, OutcomeQueueFull, OutcomeAuth,
 	OutcomeCapacity, OutcomeHang, OutcomeStall, OutcomeReset, OutcomeStreamError, OutcomeNoDone, OutcomeCanceled, OutcomeBadRequest,
-	OutcomeContentFilter, OutcomeUnauthorized, OutcomeGarbage,
+	OutcomeContentFilter, OutcomeUnauthorized, OutcomeGarbage, OutcomeDrip,
 }
 
 // Stats counts the API calls a Server received (chat completions,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -104,7 +105,8 @@ func (a *answer) pieces(i, size int) []piece {
 // first byte, the headers, f's opening events and the first step; then a
 // step of Output.ChunkTokens tokens per gap at the token rate; then f's
 // closing events. A Stall, StreamError or Reset fault acts after
-// AfterChunks steps; a NoDone fault leaves out the final event. It counts
+// AfterChunks steps; a NoDone fault leaves out the final event; a Drip
+// sends a step every Extra, then holds the stream open. It counts
 // the call's outcome and bills what it sent.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, p *plan, st *streamer, f streamFormat) {
 	if err := s.sleep(r.Context(), p.wait+p.extra); err != nil {
@@ -131,7 +133,7 @@ func (s *Server) streamBody(w http.ResponseWriter, r *http.Request, p *plan, st 
 	size := s.cfg.Output.chunkTokens()
 	all := steps(st.answers, size)
 	n := len(all)
-	gap := s.cfg.Latency.chunkGap(size)
+	at, gap, gone := p.paced(n, s.cfg.Latency.chunkGap(size))
 	var pace clock.Timer
 	defer func() {
 		if pace != nil {
@@ -139,7 +141,7 @@ func (s *Server) streamBody(w http.ResponseWriter, r *http.Request, p *plan, st 
 		}
 	}()
 	for i := 0; i <= n; i++ {
-		if p.faulted && i == min(p.fault.AfterChunks, n) {
+		if p.faulted && i == at {
 			if o, cut, acted := s.streamFault(w, r, p.fault, st, f, sw); acted {
 				return o, cut
 			}
@@ -156,11 +158,11 @@ func (s *Server) streamBody(w http.ResponseWriter, r *http.Request, p *plan, st 
 			select {
 			case <-pace.C():
 			case <-r.Context().Done():
-				return OutcomeCanceled, false
+				return gone, false
 			}
 		}
 		if f.step(all[i]) != nil {
-			return OutcomeCanceled, false
+			return gone, false
 		}
 		for _, pc := range all[i] {
 			st.sent += pc.tokens
@@ -178,17 +180,32 @@ func (s *Server) streamBody(w http.ResponseWriter, r *http.Request, p *plan, st 
 	return OutcomeOK, false
 }
 
+// paced returns, for a stream of n steps normally gap apart, the step
+// before which its fault acts, the gap between steps, and the outcome of
+// a client that leaves mid-stream: a Drip paces the whole stream at its
+// Extra and acts once the content is sent.
+func (p *plan) paced(n int, gap time.Duration) (at int, _ time.Duration, gone Outcome) {
+	if p.faulted && p.fault.Kind == Drip {
+		return n, p.fault.Extra, OutcomeDrip
+	}
+	return min(p.fault.AfterChunks, n), gap, OutcomeCanceled
+}
+
 // streamFault applies a fault inside a stream: it returns the outcome,
 // whether the connection must be cut, and whether the fault acted (false
 // for kinds that do not act inside streams).
 func (s *Server) streamFault(w http.ResponseWriter, r *http.Request, fault Fault, st *streamer, f streamFormat, sw *sse.Writer) (o Outcome, cut, acted bool) {
 	switch fault.Kind {
-	case Stall:
+	case Stall, Drip:
+		o = OutcomeStall
+		if fault.Kind == Drip {
+			o = OutcomeDrip
+		}
 		select {
 		case <-r.Context().Done():
-			return OutcomeStall, false, true
+			return o, false, true
 		case <-s.done:
-			return OutcomeStall, true, true
+			return o, true, true
 		}
 	case StreamError:
 		st.end(OutcomeStreamError)
