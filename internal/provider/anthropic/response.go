@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // MaxResponseSize bounds a non-stream Anthropic answer read for
@@ -38,49 +40,6 @@ type anthropicUsage struct {
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-}
-
-// The OpenAI chat.completion answer, in the order its fields are written.
-type chatCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   chatUsage    `json:"usage"`
-}
-
-type chatChoice struct {
-	Index        int             `json:"index"`
-	Message      chatOutMessage  `json:"message"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason string          `json:"finish_reason"`
-}
-
-type chatOutMessage struct {
-	Role             string        `json:"role"`
-	Content          *string       `json:"content"`
-	ReasoningContent string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []outToolCall `json:"tool_calls,omitempty"`
-	Refusal          *string       `json:"refusal"`
-}
-
-type outToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
 }
 
 var jsonNull = json.RawMessage("null")
@@ -134,7 +93,7 @@ func translateResponse(body []byte, created int64) ([]byte, error) {
 	if m.Type != "message" {
 		return nil, errors.New("type is " + strconv.Quote(m.Type) + ", want \"message\"")
 	}
-	msg := chatOutMessage{Role: "assistant"}
+	msg := chatwire.OutMessage{Role: "assistant"}
 	var text []byte
 	hasText := false
 	for _, b := range m.Content {
@@ -148,20 +107,17 @@ func translateResponse(body []byte, created int64) ([]byte, error) {
 			msg.ToolCalls = append(msg.ToolCalls, toolCall(b))
 		}
 	}
-	if hasText || len(msg.ToolCalls) == 0 {
-		s := string(text)
-		msg.Content = &s
-	}
-	c := chatCompletion{
+	msg.SetText(text, hasText)
+	c := chatwire.Completion[chatwire.Usage]{
 		ID: m.ID, Object: "chat.completion", Created: created, Model: m.Model,
-		Choices: []chatChoice{{Message: msg, Logprobs: jsonNull, FinishReason: finishReason(m.StopReason)}},
+		Choices: []chatwire.Choice{{Message: msg, Logprobs: jsonNull, FinishReason: finishReason(m.StopReason)}},
 		Usage:   usage(m.Usage),
 	}
 	return json.Marshal(&c)
 }
 
-func toolCall(b anthropicBlock) outToolCall {
-	tc := outToolCall{ID: b.ID, Type: "function"}
+func toolCall(b anthropicBlock) chatwire.OutToolCall {
+	tc := chatwire.OutToolCall{ID: b.ID, Type: "function"}
 	tc.Function.Name = b.Name
 	tc.Function.Arguments = "{}"
 	if len(b.Input) > 0 && !isNull(b.Input) {
@@ -188,8 +144,8 @@ func finishReason(stop string) string {
 
 // usage maps Anthropic usage to OpenAI's: prompt tokens count cache reads
 // and writes, which Anthropic counts apart from input_tokens.
-func usage(u anthropicUsage) chatUsage {
-	var c chatUsage
+func usage(u anthropicUsage) chatwire.Usage {
+	var c chatwire.Usage
 	c.PromptTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 	c.CompletionTokens = u.OutputTokens
 	c.TotalTokens = c.PromptTokens + c.CompletionTokens

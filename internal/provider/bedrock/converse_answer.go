@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // converseOutput is a Converse answer, as far as it is read.
@@ -44,48 +46,11 @@ type converseUsage struct {
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens"`
 }
 
-// The OpenAI chat.completion answer, in the order its fields are written.
-type chatCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   chatUsage    `json:"usage"`
-}
-
-type chatChoice struct {
-	Index        int             `json:"index"`
-	Message      chatOutMessage  `json:"message"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason string          `json:"finish_reason"`
-}
-
-type chatOutMessage struct {
-	Role             string        `json:"role"`
-	Content          *string       `json:"content"`
-	ReasoningContent string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []outToolCall `json:"tool_calls,omitempty"`
-	Refusal          *string       `json:"refusal"`
-}
-
-type outToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
+// chatCompletion and chatUsage are the OpenAI answer this package writes.
+type (
+	chatCompletion = chatwire.Completion[chatwire.Usage]
+	chatUsage      = chatwire.Usage
+)
 
 // converseAnswer replaces a successful Converse answer's body with its
 // chat.completion translation. An answer that cannot be read becomes a
@@ -132,7 +97,7 @@ func translateAnswer(body []byte, id, model string, created int64) ([]byte, erro
 	if a.Output.Message == nil {
 		return nil, errors.New("a Converse answer without output.message")
 	}
-	msg := chatOutMessage{Role: "assistant"}
+	msg := chatwire.OutMessage{Role: "assistant"}
 	var text []byte
 	hasText := false
 	for _, b := range a.Output.Message.Content {
@@ -140,7 +105,7 @@ func translateAnswer(body []byte, id, model string, created int64) ([]byte, erro
 		case b.Text != nil:
 			text, hasText = append(text, *b.Text...), true
 		case b.ToolUse != nil:
-			c := outToolCall{ID: b.ToolUse.ToolUseID, Type: "function"}
+			c := chatwire.OutToolCall{ID: b.ToolUse.ToolUseID, Type: "function"}
 			c.Function.Name = b.ToolUse.Name
 			c.Function.Arguments = string(compactOr(b.ToolUse.Input, "{}"))
 			msg.ToolCalls = append(msg.ToolCalls, c)
@@ -148,13 +113,10 @@ func translateAnswer(body []byte, id, model string, created int64) ([]byte, erro
 			msg.ReasoningContent += b.ReasoningContent.ReasoningText.Text
 		}
 	}
-	if hasText || len(msg.ToolCalls) == 0 {
-		s := string(text)
-		msg.Content = &s
-	}
+	msg.SetText(text, hasText)
 	out := chatCompletion{
 		ID: id, Object: "chat.completion", Created: created, Model: model,
-		Choices: []chatChoice{{Message: msg, Logprobs: json.RawMessage("null"), FinishReason: finishReason(a.StopReason)}},
+		Choices: []chatwire.Choice{{Message: msg, Logprobs: json.RawMessage("null"), FinishReason: finishReason(a.StopReason)}},
 		Usage:   usage(a.Usage),
 	}
 	return json.Marshal(&out)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // MaxResponseSize bounds a non-stream Gemini answer read for translation:
@@ -67,57 +69,13 @@ type googleError struct {
 	Status  string `json:"status"`
 }
 
-// The OpenAI chat.completion answer, in the order its fields are written.
-type chatCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   chatUsage    `json:"usage"`
-}
+// chatCompletion is the OpenAI answer this package writes, whose usage
+// also counts reasoning tokens.
+type chatCompletion = chatwire.Completion[chatUsage]
 
-type chatChoice struct {
-	Index        int             `json:"index"`
-	Message      chatOutMessage  `json:"message"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason string          `json:"finish_reason"`
-}
-
-type chatOutMessage struct {
-	Role             string        `json:"role"`
-	Content          *string       `json:"content"`
-	ReasoningContent string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []outToolCall `json:"tool_calls,omitempty"`
-	Refusal          *string       `json:"refusal"`
-}
-
-type outToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-	ExtraContent *extraContent `json:"extra_content,omitempty"`
-}
-
-// extraContent is where a tool call carries Gemini's thought signature,
-// as Gemini's own OpenAI endpoint writes it; a client that sends the call
-// back with it keeps the model's reasoning valid.
-type extraContent struct {
-	Google struct {
-		ThoughtSignature string `json:"thought_signature"`
-	} `json:"google"`
-}
-
+// chatUsage is OpenAI's usage with the reasoning tokens Gemini reports.
 type chatUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	chatwire.Usage
 	CompletionTokensDetails struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
@@ -175,7 +133,7 @@ func translateResponse(body []byte, model string, created int64) ([]byte, error)
 			return nil, errors.New("no candidates and no block reason")
 		}
 		why := blockedMessage(r.PromptFeedback)
-		c.Choices = []chatChoice{{Message: chatOutMessage{Role: "assistant", Content: &why, Refusal: &why},
+		c.Choices = []chatwire.Choice{{Message: chatwire.OutMessage{Role: "assistant", Content: &why, Refusal: &why},
 			Logprobs: jsonNull, FinishReason: "content_filter"}}
 		return json.Marshal(&c)
 	}
@@ -191,18 +149,18 @@ func translateResponse(body []byte, model string, created int64) ([]byte, error)
 	return json.Marshal(&c)
 }
 
-func choice(cand *candidate, responseID string) chatChoice {
-	msg := chatOutMessage{Role: "assistant"}
+func choice(cand *candidate, responseID string) chatwire.Choice {
+	msg := chatwire.OutMessage{Role: "assistant"}
 	var text []byte
 	hasText := false
 	for _, p := range cand.Content.Parts {
 		switch {
 		case p.FunctionCall != nil:
-			tc := outToolCall{ID: callID(responseID, cand.Index, len(msg.ToolCalls)), Type: "function"}
+			tc := chatwire.OutToolCall{ID: callID(responseID, cand.Index, len(msg.ToolCalls)), Type: "function"}
 			tc.Function.Name = p.FunctionCall.Name
 			tc.Function.Arguments = arguments(p.FunctionCall.Args)
 			if p.ThoughtSignature != "" {
-				tc.ExtraContent = &extraContent{}
+				tc.ExtraContent = &chatwire.ExtraContent{}
 				tc.ExtraContent.Google.ThoughtSignature = p.ThoughtSignature
 			}
 			msg.ToolCalls = append(msg.ToolCalls, tc)
@@ -213,11 +171,8 @@ func choice(cand *candidate, responseID string) chatChoice {
 			hasText = hasText || p.Text != ""
 		}
 	}
-	if hasText || len(msg.ToolCalls) == 0 {
-		s := string(text)
-		msg.Content = &s
-	}
-	return chatChoice{Index: cand.Index, Message: msg, Logprobs: jsonNull,
+	msg.SetText(text, hasText)
+	return chatwire.Choice{Index: cand.Index, Message: msg, Logprobs: jsonNull,
 		FinishReason: finishReason(cand.FinishReason, len(msg.ToolCalls) > 0)}
 }
 
