@@ -308,3 +308,33 @@ func asAPIError(err error, target *genai.APIError) bool {
 	}
 	return false
 }
+
+// A target that does not have the model (Azure's DeploymentNotFound) is
+// passed over for the next, and its breaker counts nothing: the client did
+// nothing wrong, and the target is not down.
+func TestAModelNotDeployedFailsOver(t *testing.T) {
+	missing := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":{"code":"DeploymentNotFound","message":"The API deployment for this resource does not exist."}}`)
+	})
+	other := newUpstream(t, chatOK("other"))
+	srv, gw := start(t, Options{}, `providers:
+  azure: {type: azure, base_url: "%s", keys: [k]}
+  other: {type: openai, base_url: "%s/v1", keys: [k]}
+models:
+  - {name: gpt, targets: [{provider: azure, model: gpt-4.1, deployment: gone}, {provider: other, model: gpt-4.1}]}
+`, missing, other)
+	var resp *http.Response
+	c := newClient(gw.URL)
+	got, err := c.Chat.Completions.New(context.Background(), params("gpt"), option.WithResponseInto(&resp))
+	if err != nil || text(got) != "hello from other" {
+		t.Fatalf("%q, %v", text(got), err)
+	}
+	if tried := resp.Header.Get("X-Fusebox-Tried"); !strings.Contains(tried, "azure/gone") {
+		t.Errorf("X-Fusebox-Tried %q does not name the target passed over", tried)
+	}
+	if tot := settled(t, srv, "azure/gone", 1); tot.Failed != 0 {
+		t.Errorf("the breaker of a target without the model counted %+v", tot)
+	}
+}

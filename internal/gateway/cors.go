@@ -30,7 +30,7 @@ var sdkPrefixes = []string{"x-stainless-", "anthropic-", "openai-"}
 
 // exposed are the answer headers a page may read.
 const exposed = "X-Request-Id, X-Fusebox-Target, X-Fusebox-Tried, X-Fusebox-Attempts, X-Fusebox-Cost, " +
-	"X-Fusebox-Cache, X-Fusebox-Overhead-Us, X-Fusebox-Degraded, Retry-After"
+	"X-Fusebox-Cache, X-Fusebox-Overhead-Us, X-Fusebox-Hedge-Wait-Us, X-Fusebox-Degraded, Retry-After"
 
 // newCORS returns the policy of c, nil when it allows no origin.
 func newCORS(c config.CORS) *corsPolicy {

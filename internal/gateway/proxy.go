@@ -646,9 +646,13 @@ func (x *exchange) headers(a *router.Attempt, answered time.Time) {
 	x.setHeader("X-Fusebox-Tried", x.tried())
 	// The gateway's own time, in whole microseconds: everything before the
 	// answering attempt was sent (including failed attempts and waits) and
-	// after it answered.
-	own := a.Start.Sub(x.start) + x.s.since(answered)
+	// after it answered, less the wait for an attempt a hedge beat, which
+	// has its own header.
+	own := a.Start.Sub(x.start) - a.HedgeWait + x.s.since(answered)
 	x.setHeader("X-Fusebox-Overhead-Us", strconv.FormatInt(own.Microseconds(), 10))
+	if a.HedgeWait > 0 {
+		x.setHeader("X-Fusebox-Hedge-Wait-Us", strconv.FormatInt(a.HedgeWait.Microseconds(), 10))
+	}
 }
 
 // setHeader sets header k (canonical) of the answer to v. The value's

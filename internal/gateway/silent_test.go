@@ -201,8 +201,10 @@ func testHangFailsOver(t *testing.T, hang func(http.ResponseWriter, *http.Reques
 }
 
 // A slow primary is hedged: the secondary's answer wins long before the
-// primary's would have come, the primary's request is canceled, and
-// losing the race is no failure.
+// primary's would have come, the primary's request is canceled, and the
+// attempt the hedge beat is reported to its breaker as what it was, a
+// first byte too late (a hung target's breaker opens under hedging as it
+// does without). The wait for it is not the gateway's own time.
 func TestHedgeWinsAndCancelsTheSlowTarget(t *testing.T) {
 	canceled := make(chan struct{})
 	var once sync.Once
@@ -236,8 +238,13 @@ func TestHedgeWinsAndCancelsTheSlowTarget(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the primary's request was not canceled after the hedge won")
 	}
-	if tot := settled(t, srv, "primary/gpt-4.1", 1); tot.Failed != 0 || tot.Succeeded != 0 {
-		t.Fatalf("the race's loser was reported: %+v", tot)
+	if tot := settled(t, srv, "primary/gpt-4.1", 1); tot.Failed != 1 || tot.Ignored != 0 || tot.Succeeded != 0 {
+		t.Fatalf("the attempt the hedge beat: %+v, want one failure", tot)
+	}
+	wait, _ := strconv.Atoi(resp.Header.Get("X-Fusebox-Hedge-Wait-Us"))
+	own, _ := strconv.Atoi(resp.Header.Get("X-Fusebox-Overhead-Us"))
+	if wait == 0 || own >= wait {
+		t.Fatalf("X-Fusebox-Hedge-Wait-Us %d, X-Fusebox-Overhead-Us %d: the hedge's wait is its own field", wait, own)
 	}
 	if p.calls() != 1 || s.calls() != 1 {
 		t.Fatalf("calls: primary %d, secondary %d", p.calls(), s.calls())
@@ -285,8 +292,8 @@ func TestHedgedStreamTakesTheFirstContent(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the primary's stream was not canceled after the hedge won")
 	}
-	if tot := settled(t, srv, "primary/gpt-4.1", 1); tot.Failed != 0 || tot.Succeeded != 0 {
-		t.Fatalf("the race's loser was reported: %+v", tot)
+	if tot := settled(t, srv, "primary/gpt-4.1", 1); tot.Failed != 1 || tot.Succeeded != 0 {
+		t.Fatalf("the silent stream the hedge beat: %+v, want one failure", tot)
 	}
 	if tot := settled(t, srv, "secondary/deepseek-chat", 1); tot.Succeeded != 1 {
 		t.Fatalf("the winner's breaker: %+v", tot)

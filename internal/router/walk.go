@@ -530,7 +530,9 @@ func (w *Walk) after(a *Attempt) {
 	case aierr.Canceled:
 		return
 	case aierr.ClientError:
-		if !last && slices.Contains(w.alias.spec.FailoverOn, v.Sub) {
+		// A model the target does not have (not deployed, not enabled in
+		// its region) is no bug of the client's: the next may have it.
+		if !last && (v.Sub == aierr.NotDeployed || slices.Contains(w.alias.spec.FailoverOn, v.Sub)) {
 			w.failoverFrom(a)
 			return
 		}
@@ -596,11 +598,11 @@ func (w *Walk) mayRetrySame() bool {
 	return w.alias.spec.SameTargetWait > 0 && w.n == 1 && w.alias.spec.Retry.Attempts != 1
 }
 
-// transient reports a failure worth one more try at once: not a timeout or
-// a connection that could not be made.
+// transient reports a failure worth one more try at once: not a timeout,
+// a connection that could not be made, or a model that is not ready.
 func transient(s aierr.SubKind) bool {
 	switch s {
-	case aierr.Timeout, aierr.FirstByteTimeout, aierr.StreamStalled, aierr.Connect, aierr.TLS:
+	case aierr.Timeout, aierr.FirstByteTimeout, aierr.StreamStalled, aierr.Connect, aierr.TLS, aierr.NotReady:
 		return false
 	}
 	return true
