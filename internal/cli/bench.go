@@ -43,6 +43,11 @@ Scenarios, by how the primary fails during the storm:
   partial        streams the whole answer, then ends without data: [DONE]
                  (streamed requests)
   reset          resets the connection before any byte
+  drip           streams its first content, then a chunk every 2s and never
+                 its end (streamed requests)
+  cut            streams 2 content chunks, then resets the connection
+                 (streamed requests)
+  hang-hedge     as hang, while Fusebox hedges after 800ms
   overload529    a cross-cloud ladder: Claude on Anthropic (type anthropic)
                  answers 529 overloaded_error; Claude on Bedrock (type
                  bedrock, SigV4) serves; the clients send Anthropic
@@ -52,8 +57,10 @@ Scenarios, by how the primary fails during the storm:
                  client with the same key, one with a new key per retry,
                  and Fusebox (docs/JOBS.md)
 
---stream streams the requests of any scenario but overload529; stall and
-partial always stream. --continue sets continue_on_failure on Fusebox's alias.
+--stream streams the requests of any scenario but overload529; stall,
+partial, drip and cut always stream. --continue sets continue_on_failure on
+Fusebox's alias. stall, drip, cut and hang-hedge run Fusebox with the chat
+alias of examples/silent-failures.yaml (breaker open 5s unless --open).
 --replicas 3 puts three Fusebox gateways behind its client, each request
 to the next in turn; with --state redis://… they share their breakers, so
 the outage is learned once for the fleet instead of once per replica.`,
@@ -75,6 +82,9 @@ the outage is learned once for the fleet instead of once per replica.`,
 			if err := positiveIfSet(cmd, "spike", &o.Spike); err != nil {
 				return err
 			}
+			if err := positiveIfSet(cmd, "open", &o.Open); err != nil {
+				return err
+			}
 			return runBench(cmd.Context(), o, cmd.OutOrStdout())
 		},
 	}
@@ -88,9 +98,9 @@ the outage is learned once for the fleet instead of once per replica.`,
 	f.DurationVar(&o.P99, "p99", 0, "99th-percentile latency of the simulated providers (default: 900ms, or 2 × --latency if more)")
 	f.DurationVar(&o.Spike, "spike", 0, "extra latency of the primary during a latency-spike or slow storm (default: 2s for latency-spike, 3s for slow)")
 	f.DurationVar(&o.RetryAfter, "retry-after", 2*time.Second, "Retry-After of the primary's 429s during a throttle storm")
-	f.DurationVar(&o.Open, "open", 3*time.Second, "how long Fusebox's breaker stays open before a probe")
+	f.DurationVar(&o.Open, "open", 0, "how long Fusebox's breaker stays open before a probe (default: 3s; 5s for stall, drip, cut and hang-hedge)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated providers")
-	f.BoolVar(&o.Stream, "stream", false, "stream every request (stall and partial always do)")
+	f.BoolVar(&o.Stream, "stream", false, "stream every request (stall, partial, drip and cut always do)")
 	f.BoolVar(&o.Continue, "continue", false, "set continue_on_failure: true on Fusebox's alias")
 	f.IntVar(&o.Replicas, "replicas", 1, "Fusebox gateways serving its client, requests spread over them in turn")
 	f.StringVar(&o.State, "state", "memory", "the gateways' state: memory (each its own) or a Redis URL, redis://host:port/db (shared)")

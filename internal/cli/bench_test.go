@@ -16,7 +16,8 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--scenario", "meteor"}, `scenario "meteor": want one of outage, throttle, latency-spike, hang, slow, stall, flap, partial, reset, overload529`},
+		{[]string{"--scenario", "meteor"}, `scenario "meteor": want one of outage, throttle, latency-spike, hang, slow, stall, flap, partial, reset, drip, cut, hang-hedge, overload529`},
+		{[]string{"--scenario", "drip", "--open", "0s"}, "--open must be positive"},
 		{[]string{"--scenario", "overload529", "--stream"}, "stream: scenario overload529"},
 		{[]string{"--scenario", "slow", "--spike", "0s"}, "--spike must be positive"},
 		{[]string{"--rate", "0"}, "--rate and --duration must be positive"},
@@ -99,5 +100,33 @@ func TestBenchOverload529(t *testing.T) {
 	}
 	if res.Options.Scenario != "overload529" || len(res.Goals) != 2 {
 		t.Errorf("JSON scenario %q, goals %+v; want overload529 and its two goals", res.Options.Scenario, res.Goals)
+	}
+}
+
+// cut runs from the command line, streamed without --stream, with and
+// without --continue: the alias is examples/silent-failures.yaml's chat
+// alias (breaker open 5s unless --open), continue_on_failure follows the
+// flag, and the report checks issue 28's goals.
+func TestBenchCutWithAndWithoutContinue(t *testing.T) {
+	for _, cont := range []bool{false, true} {
+		args := []string{"bench", "--scenario", "cut", "--rate", "10", "--duration", "2s",
+			"--storm-start", "500ms", "--storm-length", "1s", "--latency", "5ms"}
+		if cont {
+			args = append(args, "--continue")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var out bytes.Buffer
+		err := Run(ctx, args, &out, &out)
+		cancel()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		for _, want := range []string{"10 streamed req/s", "cut — the primary's streams send the role chunk and 2 content chunks, then the connection is reset",
+			"suspect_after: 1s", "open: 5s, open_backoff: 1.5, max_open: 8s", "continue_on_failure: " + map[bool]string{false: "false", true: "true"}[cont],
+			"the primary's breaker opens", "(want ≤ 6.00 s (open 5s + 1 s))"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("continue %v: output lacks %q:\n%s", cont, want, out.String())
+			}
+		}
 	}
 }

@@ -30,6 +30,20 @@ const (
 	hedgeBudget  = 0.1
 )
 
+// The chat alias of examples/silent-failures.yaml, which the silent
+// scenarios' Fusebox runs with (the defaults block folded in): 5
+// consecutive failures trip; open 5s, × 1.5 after each failed probe up to
+// 8s, a background probe at its end; a first content within 2s, no
+// silence over 10s, a target suspect once every stream on it is silent
+// 1s, 30s for a whole request; a hedge after 800ms.
+const (
+	silentConsecutive  = 5
+	silentOpen         = 5 * time.Second
+	silentMaxOpen      = 8 * time.Second
+	silentSuspectAfter = time.Second
+	silentDeadline     = 30 * time.Second
+)
+
 // FuseboxPolicy returns the blocks of the alias that Fusebox's client
 // calls, as YAML, tuned as an operator would keep them: trip after 3
 // consecutive failures (503s, resets, timeouts; 429s never count), stay
@@ -41,8 +55,15 @@ const (
 // last 20 calls (at least 10) took more than o.P99 + o.Spike/2; for Slow
 // a request with no answer after 800ms is hedged to the secondary, for at
 // most 10% of requests. o.Continue adds continue_on_failure: true.
+//
+// The silent scenarios (Stall, Drip, Cut, HangHedge) run with the chat
+// alias of examples/silent-failures.yaml instead, as a user would copy
+// it: see silentPolicy.
 func FuseboxPolicy(o Options) string {
 	o = o.withDefaults()
+	if o.Scenario.silent() {
+		return silentPolicy(o)
+	}
 	b := fmt.Sprintf("consecutive: 3, open: %v, open_backoff: 1, probes: 1", o.Open)
 	if o.Scenario == LatencySpike {
 		b = fmt.Sprintf("window_calls: 20, min_calls: 10, slow_call: %v, slow_call_rate: 0.5, ", slowCall(o)) + b
@@ -56,6 +77,20 @@ func FuseboxPolicy(o Options) string {
 	if o.Continue {
 		p += "continue_on_failure: true\n"
 	}
+	return p
+}
+
+// silentPolicy is the chat alias of examples/silent-failures.yaml with
+// the file's defaults block written out, its open period o.Open (5s
+// unless set) and o.Continue's continue_on_failure.
+func silentPolicy(o Options) string {
+	p := fmt.Sprintf("breaker: {consecutive: %d, open: %s, open_backoff: 1.5, max_open: %s, background_probe: true}\n",
+		silentConsecutive, yamlDuration(o.Open), yamlDuration(max(silentMaxOpen, o.Open))) +
+		"retry: {attempts: 2, same_target_wait: 0}\n" +
+		fmt.Sprintf("timeouts: {ttfb: %s, idle: %s, total: 10m, deadline: %s, suspect_after: %s}\n",
+			yamlDuration(fuseboxTTFB), yamlDuration(fuseboxIdle), yamlDuration(silentDeadline), yamlDuration(silentSuspectAfter)) +
+		fmt.Sprintf("hedge: {after: %s, max: 1, budget: %g}\n", yamlDuration(hedgeAfter), hedgeBudget)
+	p += fmt.Sprintf("continue_on_failure: %v\n", o.Continue)
 	return p
 }
 

@@ -35,8 +35,8 @@ func (r *Result) Markdown() string {
 		b.WriteString("\nRequests are streamed, and read until data: [DONE] or the end of the body. A stream fails if it breaks, carries an error event or ends without a finish_reason; one that ends without [DONE] after a finish_reason is complete, as OpenAI's SDKs read it. Latency is to the end of the stream; TTFB, over the requests that succeeded, from the request's start (retries included) to the first event of its answer.\n")
 	}
 	if a := r.row(Fusebox).afterOpen(); a != nil {
-		fmt.Fprintf(&b, "\nFrom the first opening of Fusebox's breaker on the primary (%.2fs) to the storm's end: requests %d, calls to the primary %d (%.3f per request).\n",
-			a.AtMS/1000, a.Requests, a.PrimaryCalls, a.perRequest())
+		fmt.Fprintf(&b, "\nFrom the first opening of Fusebox's breaker on the primary (%.2fs, after %d of the storm's calls to it had ended) to the storm's end: requests %d, calls to the primary %d (%.3f per request).\n",
+			a.AtMS/1000, a.PrimaryEnded, a.Requests, a.PrimaryCalls, a.perRequest())
 	}
 	b.WriteString("\nGoals for the fusebox row:\n\n")
 	for _, g := range r.Goals {
@@ -106,6 +106,12 @@ func (r *Result) describe() string {
 		what = fmt.Sprintf("the primary answers %s later than usual", fmtMS(o.SpikeMS))
 	case Hang:
 		what = "the primary accepts every call and sends nothing, not even headers,"
+	case HangHedge:
+		what = "the primary accepts every call and sends nothing, not even headers, while Fusebox hedges,"
+	case Drip:
+		what = fmt.Sprintf("the primary's streams send their first content, then one chunk every %v and never their end,", dripEvery)
+	case Cut:
+		what = fmt.Sprintf("the primary's streams send the role chunk and %d content chunks, then the connection is reset,", stallAfter)
 	case Stall:
 		what = fmt.Sprintf("the primary's streams send the role chunk and %d content chunks, then nothing,", stallAfter)
 	case Flap:

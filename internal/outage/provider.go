@@ -38,11 +38,12 @@ type provider struct {
 	calls []call
 }
 
-// call is one API call a provider received: when it arrived and the
-// status of its answer (0 while it runs, or if it got none).
+// call is one API call a provider received: when it arrived, when it
+// ended (zero while it runs) and the status of its answer (0 while it
+// runs, or if it got none).
 type call struct {
-	at     time.Time
-	status int
+	at, end time.Time
+	status  int
 }
 
 // simConfig is the configuration of a simulated provider of the run (the
@@ -92,7 +93,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
-		p.calls[i].status = sw.status
+		p.calls[i].status, p.calls[i].end = sw.status, time.Now()
 		p.mu.Unlock()
 	}()
 	p.sim.ServeHTTP(sw, r)
@@ -106,6 +107,20 @@ func (p *provider) callsIn(from, to time.Time) int {
 	n := 0
 	for _, c := range p.calls {
 		if !c.at.Before(from) && c.at.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// endedBy counts the calls that arrived at or after from and had ended
+// before by.
+func (p *provider) endedBy(from, by time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.calls {
+		if !c.at.Before(from) && !c.end.IsZero() && c.end.Before(by) {
 			n++
 		}
 	}

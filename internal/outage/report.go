@@ -72,6 +72,8 @@ type Row struct {
 	// over those of them sent during the storm.
 	TTFB      Percentiles `json:"ttfb_ms"`
 	StormTTFB Percentiles `json:"storm_ttfb_ms"`
+	// HealthyTTFB is the same over those sent outside the storm.
+	HealthyTTFB Percentiles `json:"healthy_ttfb_ms"`
 	// PrimaryCalls counts the calls the primary received during the storm,
 	// retries and probes included; PrimaryInputTokens the prompt tokens
 	// they carried, and PrimaryBilledInputTokens those billed (answered
@@ -112,6 +114,10 @@ type AfterOpen struct {
 	// PrimaryCalls counts the calls the primary received in that time,
 	// probes included.
 	PrimaryCalls int `json:"primary_calls"`
+	// PrimaryEnded counts the calls the primary received from the storm's
+	// start that had ended when the breaker opened: the attempts it took
+	// to open it.
+	PrimaryEnded int `json:"primary_calls_ended_before"`
 }
 
 // perRequest is the primary's calls per request.
@@ -172,7 +178,7 @@ func (o Options) report() OptionsReport {
 // summarize computes client r's row.
 func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 	row := Row{Client: r.kind}
-	var all, storm, healthy, ttfb, stormTTFB []float64
+	var all, storm, healthy, ttfb, stormTTFB, healthyTTFB []float64
 	pp, sp := prices(o.Scenario)
 	for _, rec := range r.records {
 		if rec.canceled {
@@ -197,6 +203,8 @@ func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 			ttfb = append(ttfb, ms(rec.ttfb))
 			if in {
 				stormTTFB = append(stormTTFB, ms(rec.ttfb))
+			} else {
+				healthyTTFB = append(healthyTTFB, ms(rec.ttfb))
 			}
 		}
 		switch rec.served {
@@ -209,7 +217,7 @@ func summarize(o Options, t0 time.Time, r *rig, st stormStats) Row {
 		}
 	}
 	row.Latency, row.StormLatency, row.HealthyLatency = percentiles(all), percentiles(storm), percentiles(healthy)
-	row.TTFB, row.StormTTFB = percentiles(ttfb), percentiles(stormTTFB)
+	row.TTFB, row.StormTTFB, row.HealthyTTFB = percentiles(ttfb), percentiles(stormTTFB), percentiles(healthyTTFB)
 	if row.StormRequests > 0 {
 		row.StormFailure = float64(row.StormFailed) / float64(row.StormRequests)
 	}
@@ -248,7 +256,8 @@ func afterOpen(o Options, t0 time.Time, r *rig, ts []Transition) *AfterOpen {
 		if t.To != "open" || !o.inStorm(at) {
 			continue
 		}
-		a := &AfterOpen{AtMS: t.AtMS, PrimaryCalls: r.primary.callsIn(t0.Add(at), t0.Add(o.stormEnd()))}
+		a := &AfterOpen{AtMS: t.AtMS, PrimaryCalls: r.primary.callsIn(t0.Add(at), t0.Add(o.stormEnd())),
+			PrimaryEnded: r.primary.endedBy(t0.Add(o.StormStart), t0.Add(at))}
 		for _, rec := range r.records {
 			if !rec.canceled && rec.start >= at && rec.start < o.stormEnd() {
 				a.Requests++

@@ -45,6 +45,18 @@ const (
 	// Reset: the primary resets the connection of every call before
 	// sending a byte.
 	Reset Scenario = "reset"
+	// Drip: the clients stream; the primary's streams send their first
+	// content as usual, then one content chunk every 2 s, and never their
+	// end.
+	Drip Scenario = "drip"
+	// Cut: the clients stream; the primary's streams send the role chunk
+	// and 2 content chunks, then the connection is reset.
+	Cut Scenario = "cut"
+	// HangHedge: the primary accepts every call and sends nothing, not
+	// even headers, until the caller gives up, as in Hang, while Fusebox
+	// hedges: the winning hedge must not leave the primary's breaker
+	// closed.
+	HangHedge Scenario = "hang-hedge"
 	// Overload529 is the cross-cloud ladder: the primary is Claude on
 	// Anthropic's Messages API and answers every call with 529
 	// overloaded_error; the secondary is the same model on AWS Bedrock
@@ -54,11 +66,16 @@ const (
 )
 
 // Scenarios lists every Scenario.
-var Scenarios = []Scenario{Outage, Throttle, LatencySpike, Hang, Slow, Stall, Flap, Partial, Reset, Overload529}
+var Scenarios = []Scenario{Outage, Throttle, LatencySpike, Hang, Slow, Stall, Flap, Partial, Reset, Drip, Cut, HangHedge, Overload529}
 
 // Streams reports whether the scenario's fault hits streams only, so that
 // its clients stream whatever Options.Stream says.
-func (s Scenario) Streams() bool { return s == Stall || s == Partial }
+func (s Scenario) Streams() bool { return s == Stall || s == Partial || s == Drip || s == Cut }
+
+// silent reports whether the scenario is one of the slow, dripping and
+// half-broken answers (stall, drip, cut, hang-hedge), whose Fusebox alias
+// is the chat alias of examples/silent-failures.yaml (see FuseboxPolicy).
+func (s Scenario) silent() bool { return s == Stall || s == Drip || s == Cut || s == HangHedge }
 
 // crossCloud reports whether the scenario's providers are Claude on
 // Anthropic and on Bedrock, called with the Messages API, rather than two
@@ -69,9 +86,13 @@ func (s Scenario) crossCloud() bool { return s == Overload529 }
 // long it is healthy, in turn.
 const flapHalf = time.Second
 
-// stallAfter is how many content chunks the Stall scenario's streams send
-// before they stall.
+// stallAfter is how many content chunks the Stall and Cut scenarios'
+// streams send before they stall or are cut.
 const stallAfter = 2
+
+// dripEvery is the time between two content chunks of the Drip
+// scenario's streams.
+const dripEvery = 2 * time.Second
 
 // Options configure a run. The zero value of each field means the default
 // documented on it; the defaults are the laptop-sized outage: 80 req/s for
@@ -98,14 +119,16 @@ type Options struct {
 	Spike time.Duration
 	// RetryAfter is the wait the Throttle scenario's 429s ask for. 0: 2s.
 	RetryAfter time.Duration
-	// Open is how long Fusebox's breaker stays open before a probe. 0: 3s.
+	// Open is how long Fusebox's breaker stays open before a probe. 0: 3s;
+	// 5s for Stall, Drip, Cut and HangHedge, as in
+	// examples/silent-failures.yaml.
 	Open time.Duration
 	// Seed seeds the simulated providers; each client's pair gets the same
 	// seeds.
 	Seed uint64
 	// Stream makes every client stream its requests (stream: true, with
 	// usage) and read the events until data: [DONE] or the end of the
-	// body. Stall and Partial stream whatever Stream says.
+	// body. Stall, Partial, Drip and Cut stream whatever Stream says.
 	Stream bool
 	// Continue sets continue_on_failure: true on Fusebox's alias: a stream
 	// that breaks after content reached the client goes on from the next
@@ -145,7 +168,12 @@ func (o Options) withDefaults() Options {
 	o.Stream = o.Stream || o.Scenario.Streams()
 	o.clientTimeout = cmp.Or(o.clientTimeout, 30*time.Second)
 	o.RetryAfter = cmp.Or(o.RetryAfter, 2*time.Second)
-	o.Open = cmp.Or(o.Open, 3*time.Second)
+	if o.Open == 0 {
+		o.Open = 3 * time.Second
+		if o.Scenario.silent() {
+			o.Open = silentOpen
+		}
+	}
 	o.Replicas = cmp.Or(o.Replicas, 1)
 	o.State = cmp.Or(o.State, "memory")
 	o.ProgressEvery = cmp.Or(o.ProgressEvery, 10*time.Second)
@@ -206,10 +234,14 @@ func (o Options) faults() []sim.Fault {
 		f.Kind, f.RetryAfter = sim.Throttle, o.RetryAfter
 	case LatencySpike, Slow:
 		f.Kind, f.Extra = sim.LatencySpike, o.Spike
-	case Hang:
+	case Hang, HangHedge:
 		f.Kind = sim.Hang
 	case Stall:
 		f.Kind, f.AfterChunks = sim.Stall, stallAfter
+	case Drip:
+		f.Kind, f.Extra = sim.Drip, dripEvery
+	case Cut:
+		f.Kind, f.AfterChunks = sim.Reset, stallAfter
 	case Flap:
 		f.Kind, f.Status, f.Every, f.For = sim.ErrorStorm, 503, 2*flapHalf, flapHalf
 	case Partial:
