@@ -161,6 +161,9 @@ func (d *decoder) wordOr(n *yaml.Node, st reflect.Value, f reflect.StructField, 
 	if quantile != "" {
 		want = "a duration or a percentile"
 	}
+	if f.Type.Kind() == reflect.Float64 {
+		want = "a number or auto"
+	}
 	s, ok := d.scalar(n, path, want)
 	if !ok {
 		return true
@@ -176,6 +179,13 @@ func (d *decoder) wordOr(n *yaml.Node, st reflect.Value, f reflect.StructField, 
 			return true
 		}
 		st.FieldByName(quantile).SetFloat(q)
+	case f.Type.Kind() == reflect.Float64:
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			d.r.broke(n.Line, path, "bad number "+quote(s)+" (want a number such as 2 or 0.5, or auto)")
+			return true
+		}
+		st.FieldByIndex(f.Index).SetFloat(x)
 	default:
 		dur, err := time.ParseDuration(strings.TrimSpace(s))
 		switch {

@@ -35,13 +35,34 @@ func TestMinRateErrors(t *testing.T) {
 		name, line, want string
 	}{
 		{"negative", "defaults: {timeouts: {min_rate: -1}}", `f.yaml:8: defaults.timeouts.min_rate: must not be negative, got -1`},
-		{"infinite", "defaults: {timeouts: {min_rate: .inf}}", `f.yaml:8: defaults.timeouts.min_rate: want a number, got ".inf"`},
-		{"a word", "defaults: {timeouts: {min_rate: fast}}", `f.yaml:8: defaults.timeouts.min_rate: want a number, got "fast"`},
+		{"infinite", "defaults: {timeouts: {min_rate: .inf}}", `f.yaml:8: defaults.timeouts.min_rate: bad number ".inf" (want a number such as 2 or 0.5, or auto)`},
+		{"a word", "defaults: {timeouts: {min_rate: fast}}", `f.yaml:8: defaults.timeouts.min_rate: bad number "fast" (want a number such as 2 or 0.5, or auto)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := strings.Join(parseErrors(t, with(tt.line)), "\n"); got != tt.want {
 				t.Errorf("errors:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// min_rate: auto learns the floor from the target's own pace, with the
+// inherited value as its least; it is inherited like the other autos.
+func TestMinRateAuto(t *testing.T) {
+	c := parseOK(t,
+		"defaults: {timeouts: {min_rate: 1}}",
+		"providers: {openai: {timeouts: {min_rate: auto}}}",
+		"models:",
+		"  - name: a",
+		"    targets: [{provider: openai, model: m}]",
+		"  - name: b",
+		"    timeouts: {min_rate: 3}",
+		"    targets: [{provider: openai, model: m}]",
+	)
+	if tt := c.Models[0].Targets[0].Timeouts; !tt.AutoRate || tt.MinRate != 1 {
+		t.Errorf("a's target: auto %v, min_rate %v; want auto with the default's 1 as its floor", tt.AutoRate, tt.MinRate)
+	}
+	if tt := c.Models[1].Targets[0].Timeouts; tt.AutoRate || tt.MinRate != 3 {
+		t.Errorf("b's target: auto %v, min_rate %v; want the alias's fixed 3", tt.AutoRate, tt.MinRate)
 	}
 }

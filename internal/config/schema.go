@@ -349,7 +349,14 @@ type Timeouts struct {
 	// with continue_on_failure continues on the next target after. A
 	// drip that never stalls long enough for idle is caught so. Default:
 	// 0, no floor.
-	MinRate float64 `yaml:"min_rate"`
+	//
+	// min_rate: auto makes the floor follow the target's own pace: a third
+	// of its recent pace (the p90 time per event of its last successful
+	// streams of 8 events or more, once it has 20), never below the value
+	// inherited, which MinRate keeps; AutoRate is set.
+	MinRate float64 `yaml:"min_rate" auto:"AutoRate"`
+	// AutoRate is set when the file says min_rate: auto; see MinRate.
+	AutoRate bool `yaml:"-"`
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no
