@@ -5,43 +5,15 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // chatMessage is one OpenAI chat message, as far as it is read.
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-	Refusal    *string         `json:"refusal"`
-	// Refused when set.
-	FunctionCall json.RawMessage `json:"function_call"`
-	Audio        json.RawMessage `json:"audio"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
+type chatMessage = chatwire.Message[chatwire.ToolCall]
 
 // chatPart is one OpenAI content part.
-type chatPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Refusal  string `json:"refusal"`
-	ImageURL struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
-	File struct {
-		FileData string `json:"file_data"`
-		FileID   string `json:"file_id"`
-	} `json:"file"`
-	CacheControl json.RawMessage `json:"cache_control"`
-}
+type chatPart = chatwire.Part
 
 // messages translates the conversation: system and developer messages go
 // to system, tool results to user turns, and consecutive turns of the same

@@ -5,42 +5,21 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // chatMessage is one OpenAI chat message, as far as it is read.
-type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-	Refusal    *string         `json:"refusal"`
-	// Refused when set.
-	FunctionCall json.RawMessage `json:"function_call"`
-	Audio        json.RawMessage `json:"audio"`
-}
+type chatMessage = chatwire.Message[chatwire.ToolCall]
 
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// chatPart is one OpenAI content part.
+// chatPart is one OpenAI content part; its file also has the filename a
+// Converse document is named after.
 type chatPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Refusal  string `json:"refusal"`
-	ImageURL struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
+	chatwire.Part
 	File struct {
-		FileData string `json:"file_data"`
-		FileID   string `json:"file_id"`
+		chatwire.File
 		Filename string `json:"filename"`
-	} `json:"file"`
+	} `json:"file"` // in place of Part's
 }
 
 // messages translates the conversation: system and developer messages go

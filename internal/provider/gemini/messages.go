@@ -6,51 +6,27 @@ import (
 	"net/url"
 	pathpkg "path"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // chatMessage is one OpenAI chat message, as far as it is read.
-type chatMessage struct {
-	Role         string          `json:"role"`
-	Content      json.RawMessage `json:"content"`
-	ToolCalls    []chatToolCall  `json:"tool_calls"`
-	ToolCallID   string          `json:"tool_call_id"`
-	Refusal      *string         `json:"refusal"`
-	FunctionCall json.RawMessage `json:"function_call"`
-	Audio        json.RawMessage `json:"audio"`
-}
+type chatMessage = chatwire.Message[chatToolCall]
 
+// chatToolCall is a tool call with the thought signature this package
+// (and Gemini's own OpenAI endpoint) writes in answers' extra_content.
 type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-	// ExtraContent carries Gemini's thought signature of the call, as
-	// this package (and Gemini's own OpenAI endpoint) writes it in answers.
-	ExtraContent struct {
-		Google struct {
-			ThoughtSignature string `json:"thought_signature"`
-		} `json:"google"`
-	} `json:"extra_content"`
+	chatwire.ToolCall
+	ExtraContent chatwire.ExtraContent `json:"extra_content"`
 }
 
-// chatPart is one OpenAI content part.
+// chatPart is one OpenAI content part, with input_audio.
 type chatPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Refusal  string `json:"refusal"`
-	ImageURL struct {
-		URL string `json:"url"`
-	} `json:"image_url"`
+	chatwire.Part
 	InputAudio struct {
 		Data   string `json:"data"`
 		Format string `json:"format"`
 	} `json:"input_audio"`
-	File struct {
-		FileData string `json:"file_data"`
-		FileID   string `json:"file_id"`
-	} `json:"file"`
 }
 
 // messages translates the conversation: system and developer messages go
