@@ -3,7 +3,10 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/fuseboxhq/fusebox/internal/catalog"
@@ -31,6 +34,11 @@ func cloudUpstream(cfg *config.Config, p config.Provider, header http.Header, tr
 		}
 		return newModelIDs(up, cfg, p), nil
 	case config.TypeVertex:
+		if f := p.CredentialsFile; f != "" {
+			if _, err := os.Stat(f); err != nil {
+				return nil, fmt.Errorf("credentials_file: cannot read %q: %w", f, errors.Unwrap(err))
+			}
+		}
 		up, err := vertex.New(vertex.Config{Project: p.Project, Location: p.Region, BaseURL: p.BaseURL,
 			CredentialsFile: p.CredentialsFile, Header: header, Connect: p.Timeouts.Connect, Transport: transport})
 		if err != nil {
