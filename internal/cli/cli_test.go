@@ -193,8 +193,8 @@ func TestMockServesAScenarioAndStops(t *testing.T) {
 	if err := Run(ctx, []string{"mock", "--listen", "127.0.0.1:0", "--scenario", "../../examples/scenarios/outage.yaml"}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "simulated provider") {
-		t.Fatalf("output %q", out.String())
+	if !strings.Contains(out.String(), "simulated provider") || !strings.Contains(out.String(), "export AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:") {
+		t.Fatalf("output %q; want the banner, and the clouds' clients' environment", out.String())
 	}
 }
 

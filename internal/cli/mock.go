@@ -66,6 +66,10 @@ func runMock(ctx context.Context, o mockOptions, out io.Writer) error {
 	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "simulated provider %q on http://%s/v1 (faults: GET/POST/DELETE /sim/faults, stats: GET /sim/stats)\n", s.Name(), ln.Addr())
+	fmt.Fprintf(out, "it speaks Bedrock, Vertex AI, the Gemini API and Azure OpenAI too; point the clouds' own clients at it with:\n")
+	for _, kv := range sim.ClientEnv("http://" + ln.Addr().String()) {
+		fmt.Fprintf(out, "  export %s\n", kv)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
