@@ -2,7 +2,8 @@
 // provider translators (internal/provider/anthropic, bedrock, gemini and
 // the clouds built on them) read and write it: one definition of the
 // request's messages, tool calls and content parts they read, and of the
-// chat.completion answer they write.
+// chat.completion answer they write; and Refill, the output buffer and
+// read loop every stream translator of theirs shares.
 //
 // Wire formats: the request types decode a client's OpenAI chat request
 // (encoding/json rules: unknown fields are ignored, a repeated key's last

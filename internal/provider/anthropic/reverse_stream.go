@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -37,10 +38,8 @@ func NewMessagesStream(openAIStream io.Reader, model string) io.Reader {
 }
 
 type messagesStream struct {
-	rd  *sse.Reader
-	out []byte
-	off int
-	err error
+	rd              *sse.Reader
+	chatwire.Refill // translated bytes not yet read
 
 	model   string
 	started bool
@@ -78,18 +77,7 @@ type openAIChunk struct {
 }
 
 // Read yields translated bytes, pulling upstream events as needed.
-func (s *messagesStream) Read(p []byte) (int, error) {
-	for s.off == len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.step()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+func (s *messagesStream) Read(p []byte) (int, error) { return s.Pull(p, s.step) }
 
 func (s *messagesStream) step() {
 	ev, err := s.rd.Next()
@@ -102,7 +90,7 @@ func (s *messagesStream) step() {
 		s.writeError("api_error", "the upstream stream ended before the answer was complete")
 		return
 	case err != nil:
-		s.err = fmt.Errorf("anthropic: stream: %w", err)
+		s.Err = fmt.Errorf("anthropic: stream: %w", err)
 		return
 	}
 	if sse.IsDone(ev) {
@@ -137,10 +125,10 @@ func (s *messagesStream) step() {
 			s.block = blockText
 		}
 		s.event("content_block_delta", `{"type":"content_block_delta","index":`)
-		s.out = strconv.AppendInt(s.out, int64(s.next-1), 10)
-		s.out = append(s.out, `,"delta":{"type":"text_delta","text":`...)
-		s.out = appendString(s.out, ch.Delta.Content)
-		s.out = append(s.out, "}}\n\n"...)
+		s.Out = strconv.AppendInt(s.Out, int64(s.next-1), 10)
+		s.Out = append(s.Out, `,"delta":{"type":"text_delta","text":`...)
+		s.Out = appendString(s.Out, ch.Delta.Content)
+		s.Out = append(s.Out, "}}\n\n"...)
 	}
 	for _, tc := range ch.Delta.ToolCalls {
 		if s.block != blockTool || tc.ID != "" || tc.Index != s.tool {
@@ -157,10 +145,10 @@ func (s *messagesStream) step() {
 			continue
 		}
 		s.event("content_block_delta", `{"type":"content_block_delta","index":`)
-		s.out = strconv.AppendInt(s.out, int64(s.next-1), 10)
-		s.out = append(s.out, `,"delta":{"type":"input_json_delta","partial_json":`...)
-		s.out = appendString(s.out, tc.Function.Arguments)
-		s.out = append(s.out, "}}\n\n"...)
+		s.Out = strconv.AppendInt(s.Out, int64(s.next-1), 10)
+		s.Out = append(s.Out, `,"delta":{"type":"input_json_delta","partial_json":`...)
+		s.Out = appendString(s.Out, tc.Function.Arguments)
+		s.Out = append(s.Out, "}}\n\n"...)
 	}
 	if ch.FinishReason != "" {
 		s.stop = stopReason(ch.FinishReason)
@@ -170,10 +158,10 @@ func (s *messagesStream) step() {
 
 // event starts an event with its name and the start of its data.
 func (s *messagesStream) event(name, data string) {
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, name...)
-	s.out = append(s.out, "\ndata: "...)
-	s.out = append(s.out, data...)
+	s.Out = append(s.Out, "event: "...)
+	s.Out = append(s.Out, name...)
+	s.Out = append(s.Out, "\ndata: "...)
+	s.Out = append(s.Out, data...)
 }
 
 func (s *messagesStream) start(id, model string) {
@@ -185,18 +173,18 @@ func (s *messagesStream) start(id, model string) {
 		s.model = clip(model)
 	}
 	s.event("message_start", `{"type":"message_start","message":{"id":`)
-	s.out = appendString(s.out, clip(messageID(id)))
-	s.out = append(s.out, `,"type":"message","role":"assistant","model":`...)
-	s.out = appendString(s.out, s.model)
-	s.out = append(s.out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
+	s.Out = appendString(s.Out, clip(messageID(id)))
+	s.Out = append(s.Out, `,"type":"message","role":"assistant","model":`...)
+	s.Out = appendString(s.Out, s.model)
+	s.Out = append(s.Out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
 }
 
 func (s *messagesStream) openBlock(block string) {
 	s.event("content_block_start", `{"type":"content_block_start","index":`)
-	s.out = strconv.AppendInt(s.out, int64(s.next), 10)
-	s.out = append(s.out, `,"content_block":`...)
-	s.out = append(s.out, block...)
-	s.out = append(s.out, "}\n\n"...)
+	s.Out = strconv.AppendInt(s.Out, int64(s.next), 10)
+	s.Out = append(s.Out, `,"content_block":`...)
+	s.Out = append(s.Out, block...)
+	s.Out = append(s.Out, "}\n\n"...)
 	s.next++
 }
 
@@ -206,8 +194,8 @@ func (s *messagesStream) closeBlock() {
 	}
 	s.block = blockNone
 	s.event("content_block_stop", `{"type":"content_block_stop","index":`)
-	s.out = strconv.AppendInt(s.out, int64(s.next-1), 10)
-	s.out = append(s.out, "}\n\n"...)
+	s.Out = strconv.AppendInt(s.Out, int64(s.next-1), 10)
+	s.Out = append(s.Out, "}\n\n"...)
 }
 
 // end closes the message: the open block, message_delta, message_stop.
@@ -218,23 +206,23 @@ func (s *messagesStream) end() {
 		s.stop = "end_turn"
 	}
 	s.event("message_delta", `{"type":"message_delta","delta":{"stop_reason":`)
-	s.out = appendString(s.out, s.stop)
-	s.out = append(s.out, `,"stop_sequence":null},"usage":`...)
+	s.Out = appendString(s.Out, s.stop)
+	s.Out = append(s.Out, `,"stop_sequence":null},"usage":`...)
 	u, _ := json.Marshal(s.usage)
-	s.out = append(s.out, u...)
-	s.out = append(s.out, "}\n\n"...)
+	s.Out = append(s.Out, u...)
+	s.Out = append(s.Out, "}\n\n"...)
 	s.event("message_stop", `{"type":"message_stop"}`+"\n\n")
-	s.err = io.EOF
+	s.Err = io.EOF
 }
 
 // writeError writes an Anthropic error event and ends the stream.
 func (s *messagesStream) writeError(typ, msg string) {
 	s.event("error", `{"type":"error","error":{"type":`)
-	s.out = appendString(s.out, typ)
-	s.out = append(s.out, `,"message":`...)
-	s.out = appendString(s.out, msg)
-	s.out = append(s.out, "}}\n\n"...)
-	s.err = io.EOF
+	s.Out = appendString(s.Out, typ)
+	s.Out = append(s.Out, `,"message":`...)
+	s.Out = appendString(s.Out, msg)
+	s.Out = append(s.Out, "}}\n\n"...)
+	s.Err = io.EOF
 }
 
 // anthropicErrorType names an OpenAI-style error as Anthropic would.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -53,9 +54,7 @@ type chatStream struct {
 	includeUsage bool
 	created      int64
 
-	out []byte // translated bytes not yet read, from off
-	off int
-	err error // returned once out is drained
+	chatwire.Refill // translated bytes not yet read
 
 	ev       streamEvent
 	prefix   []byte // every chunk's start, through "choices":[
@@ -76,18 +75,7 @@ func newChatStream(src io.ReadCloser, includeUsage bool, created int64) *chatStr
 }
 
 // Read yields translated bytes, pulling upstream events as needed.
-func (s *chatStream) Read(p []byte) (int, error) {
-	for s.off == len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.step()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+func (s *chatStream) Read(p []byte) (int, error) { return s.Pull(p, s.step) }
 
 // Close closes the upstream body.
 func (s *chatStream) Close() error { return s.src.Close() }
@@ -116,15 +104,15 @@ type streamEvent struct {
 	} `json:"error"`
 }
 
-// step translates the next upstream event into s.out, or sets s.err.
+// step translates the next upstream event into s.Out, or sets s.Err.
 func (s *chatStream) step() {
 	ev, err := s.rd.Next()
 	if err != nil {
 		switch {
 		case errors.Is(err, io.EOF), errors.Is(err, sse.ErrIncomplete):
-			s.err = fmt.Errorf("anthropic: stream ended before message_stop: %w", io.ErrUnexpectedEOF)
+			s.Err = fmt.Errorf("anthropic: stream ended before message_stop: %w", io.ErrUnexpectedEOF)
 		default:
-			s.err = fmt.Errorf("anthropic: stream: %w", err)
+			s.Err = fmt.Errorf("anthropic: stream: %w", err)
 		}
 		return
 	}
@@ -136,13 +124,13 @@ func (s *chatStream) step() {
 	}
 	if kind == "error" {
 		s.writeError()
-		s.err = io.EOF
+		s.Err = io.EOF
 		return
 	}
 	if decodeErr != nil {
 		switch kind {
 		case "message_start", "content_block_start", "content_block_delta", "message_delta":
-			s.err = fmt.Errorf("anthropic: stream: malformed %s event: %w", kind, decodeErr)
+			s.Err = fmt.Errorf("anthropic: stream: malformed %s event: %w", kind, decodeErr)
 			return
 		}
 	}
@@ -182,8 +170,8 @@ func (s *chatStream) apply(kind string) {
 		if s.includeUsage {
 			s.writeUsage()
 		}
-		s.out = append(s.out, "data: [DONE]\n\n"...)
-		s.err = io.EOF
+		s.Out = append(s.Out, "data: [DONE]\n\n"...)
+		s.Err = io.EOF
 	}
 	// ping and event types added later carry nothing to translate.
 }
@@ -205,7 +193,7 @@ func (s *chatStream) start(id, model string) {
 	b = append(b, `,"choices":[`...)
 	s.prefix = b
 	s.chunk()
-	s.out = append(s.out, `{"role":"assistant","content":""}`...)
+	s.Out = append(s.Out, `{"role":"assistant","content":""}`...)
 	s.endChunk("")
 }
 
@@ -234,15 +222,15 @@ func (s *chatStream) blockStart(index int, b *anthropicBlock) {
 			args = string(in)
 		}
 		s.chunk()
-		s.out = append(s.out, `{"tool_calls":[{"index":`...)
-		s.out = strconv.AppendInt(s.out, int64(s.tool), 10)
-		s.out = append(s.out, `,"id":`...)
-		s.out = appendString(s.out, b.ID)
-		s.out = append(s.out, `,"type":"function","function":{"name":`...)
-		s.out = appendString(s.out, b.Name)
-		s.out = append(s.out, `,"arguments":`...)
-		s.out = appendString(s.out, args)
-		s.out = append(s.out, `}}]}`...)
+		s.Out = append(s.Out, `{"tool_calls":[{"index":`...)
+		s.Out = strconv.AppendInt(s.Out, int64(s.tool), 10)
+		s.Out = append(s.Out, `,"id":`...)
+		s.Out = appendString(s.Out, b.ID)
+		s.Out = append(s.Out, `,"type":"function","function":{"name":`...)
+		s.Out = appendString(s.Out, b.Name)
+		s.Out = append(s.Out, `,"arguments":`...)
+		s.Out = appendString(s.Out, args)
+		s.Out = append(s.Out, `}}]}`...)
 		s.endChunk("")
 	default:
 		s.block = blockOther
@@ -261,11 +249,11 @@ func (s *chatStream) blockDelta(index int) {
 			return
 		}
 		s.chunk()
-		s.out = append(s.out, `{"tool_calls":[{"index":`...)
-		s.out = strconv.AppendInt(s.out, int64(s.tool), 10)
-		s.out = append(s.out, `,"function":{"arguments":`...)
-		s.out = appendString(s.out, d.PartialJSON)
-		s.out = append(s.out, `}}]}`...)
+		s.Out = append(s.Out, `{"tool_calls":[{"index":`...)
+		s.Out = strconv.AppendInt(s.Out, int64(s.tool), 10)
+		s.Out = append(s.Out, `,"function":{"arguments":`...)
+		s.Out = appendString(s.Out, d.PartialJSON)
+		s.Out = append(s.Out, `}}]}`...)
 		s.endChunk("")
 	}
 	// signature_delta, citations_delta and others have no OpenAI form.
@@ -276,9 +264,9 @@ func (s *chatStream) writeContent(text string) {
 		return
 	}
 	s.chunk()
-	s.out = append(s.out, `{"content":`...)
-	s.out = appendString(s.out, text)
-	s.out = append(s.out, '}')
+	s.Out = append(s.Out, `{"content":`...)
+	s.Out = appendString(s.Out, text)
+	s.Out = append(s.Out, '}')
 	s.endChunk("")
 }
 
@@ -287,34 +275,34 @@ func (s *chatStream) writeReasoning(text string) {
 		return
 	}
 	s.chunk()
-	s.out = append(s.out, `{"reasoning_content":`...)
-	s.out = appendString(s.out, text)
-	s.out = append(s.out, '}')
+	s.Out = append(s.Out, `{"reasoning_content":`...)
+	s.Out = appendString(s.Out, text)
+	s.Out = append(s.Out, '}')
 	s.endChunk("")
 }
 
 func (s *chatStream) writeFinish(reason string) {
 	s.finished = true
 	s.chunk()
-	s.out = append(s.out, `{}`...)
+	s.Out = append(s.Out, `{}`...)
 	s.endChunk(reason)
 }
 
 // chunk starts a chunk, up to its delta.
 func (s *chatStream) chunk() {
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `{"index":0,"delta":`...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `{"index":0,"delta":`...)
 }
 
 // endChunk ends a chunk after its delta.
 func (s *chatStream) endChunk(finish string) {
-	s.out = append(s.out, `,"logprobs":null,"finish_reason":`...)
+	s.Out = append(s.Out, `,"logprobs":null,"finish_reason":`...)
 	if finish == "" {
-		s.out = append(s.out, "null"...)
+		s.Out = append(s.Out, "null"...)
 	} else {
-		s.out = appendString(s.out, finish)
+		s.Out = appendString(s.Out, finish)
 	}
-	s.out = append(s.out, "}]}\n\n"...)
+	s.Out = append(s.Out, "}]}\n\n"...)
 }
 
 // mergeUsage takes message_delta's cumulative counts; input counts are
@@ -337,16 +325,16 @@ func (s *chatStream) mergeUsage(u *anthropicUsage) {
 // choices, the whole stream's usage.
 func (s *chatStream) writeUsage() {
 	u := usage(s.usage)
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `],"usage":{"prompt_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokens), 10)
-	s.out = append(s.out, `,"completion_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.CompletionTokens), 10)
-	s.out = append(s.out, `,"total_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.TotalTokens), 10)
-	s.out = append(s.out, `,"prompt_tokens_details":{"cached_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokensDetails.CachedTokens), 10)
-	s.out = append(s.out, "}}}\n\n"...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `],"usage":{"prompt_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokens), 10)
+	s.Out = append(s.Out, `,"completion_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.CompletionTokens), 10)
+	s.Out = append(s.Out, `,"total_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.TotalTokens), 10)
+	s.Out = append(s.Out, `,"prompt_tokens_details":{"cached_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokensDetails.CachedTokens), 10)
+	s.Out = append(s.Out, "}}}\n\n"...)
 }
 
 // writeError writes an Anthropic error event as an OpenAI error event,
@@ -360,11 +348,11 @@ func (s *chatStream) writeError() {
 	if msg == "" {
 		msg = "Anthropic reported an error in the stream"
 	}
-	s.out = append(s.out, `data: {"error":{"message":`...)
-	s.out = appendString(s.out, msg)
-	s.out = append(s.out, `,"type":`...)
-	s.out = appendString(s.out, typ)
-	s.out = append(s.out, `,"param":null,"code":`...)
-	s.out = appendString(s.out, typ)
-	s.out = append(s.out, "}}\n\n"...)
+	s.Out = append(s.Out, `data: {"error":{"message":`...)
+	s.Out = appendString(s.Out, msg)
+	s.Out = append(s.Out, `,"type":`...)
+	s.Out = appendString(s.Out, typ)
+	s.Out = append(s.Out, `,"param":null,"code":`...)
+	s.Out = appendString(s.Out, typ)
+	s.Out = append(s.Out, "}}\n\n"...)
 }

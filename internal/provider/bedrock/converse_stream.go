@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
@@ -37,9 +38,7 @@ type converseSSE struct {
 	frames       *frames
 	includeUsage bool
 
-	out []byte
-	off int
-	err error
+	chatwire.Refill // translated bytes not yet read
 
 	prefix   []byte      // every chunk's start, through "choices":[
 	started  bool        // the role chunk was written
@@ -76,18 +75,7 @@ type streamEvent struct {
 }
 
 // Read yields translated bytes, decoding frames as needed.
-func (s *converseSSE) Read(p []byte) (int, error) {
-	for s.off == len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.step()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+func (s *converseSSE) Read(p []byte) (int, error) { return s.Pull(p, s.step) }
 
 // Close closes the upstream body.
 func (s *converseSSE) Close() error { return s.src.Close() }
@@ -107,21 +95,21 @@ func (s *converseSSE) step() {
 	ev, err := s.frames.read()
 	switch {
 	case err == io.EOF:
-		s.err = fmt.Errorf("bedrock: stream ended before messageStop and metadata: %w", io.ErrUnexpectedEOF)
+		s.Err = fmt.Errorf("bedrock: stream ended before messageStop and metadata: %w", io.ErrUnexpectedEOF)
 		return
 	case err != nil:
-		s.err = err
+		s.Err = err
 		return
 	case ev.exception != "":
 		s.writeError(errorType(ev.exception), exceptionMessage(&ev))
-		s.err = io.EOF
+		s.Err = io.EOF
 		return
 	}
 	s.ev = streamEvent{}
 	switch ev.kind {
 	case "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata":
 		if err := json.Unmarshal(ev.payload, &s.ev); err != nil {
-			s.err = fmt.Errorf("bedrock: stream: malformed %s event: %w", ev.kind, io.ErrUnexpectedEOF)
+			s.Err = fmt.Errorf("bedrock: stream: malformed %s event: %w", ev.kind, io.ErrUnexpectedEOF)
 			return
 		}
 	default:
@@ -140,13 +128,13 @@ func (s *converseSSE) apply(kind string) {
 			n := len(s.tools)
 			s.tools[e.ContentBlockIndex] = n
 			s.chunk()
-			s.out = append(s.out, `{"tool_calls":[{"index":`...)
-			s.out = strconv.AppendInt(s.out, int64(n), 10)
-			s.out = append(s.out, `,"id":`...)
-			s.out = jsontext.AppendString(s.out, tu.ToolUseID)
-			s.out = append(s.out, `,"type":"function","function":{"name":`...)
-			s.out = jsontext.AppendString(s.out, tu.Name)
-			s.out = append(s.out, `,"arguments":""}}]}`...)
+			s.Out = append(s.Out, `{"tool_calls":[{"index":`...)
+			s.Out = strconv.AppendInt(s.Out, int64(n), 10)
+			s.Out = append(s.Out, `,"id":`...)
+			s.Out = jsontext.AppendString(s.Out, tu.ToolUseID)
+			s.Out = append(s.Out, `,"type":"function","function":{"name":`...)
+			s.Out = jsontext.AppendString(s.Out, tu.Name)
+			s.Out = append(s.Out, `,"arguments":""}}]}`...)
 			s.endChunk("")
 		}
 	case "contentBlockDelta":
@@ -155,7 +143,7 @@ func (s *converseSSE) apply(kind string) {
 		if !s.stopped {
 			s.stopped = true
 			s.chunk()
-			s.out = append(s.out, `{}`...)
+			s.Out = append(s.Out, `{}`...)
 			s.endChunk(finishReason(e.StopReason))
 		}
 	case "metadata":
@@ -167,8 +155,8 @@ func (s *converseSSE) apply(kind string) {
 		if s.includeUsage {
 			s.writeUsage()
 		}
-		s.out = append(s.out, "data: [DONE]\n\n"...)
-		s.err = io.EOF
+		s.Out = append(s.Out, "data: [DONE]\n\n"...)
+		s.Err = io.EOF
 	}
 }
 
@@ -178,9 +166,9 @@ func (s *converseSSE) delta() {
 	switch {
 	case d.Text != nil && *d.Text != "":
 		s.chunk()
-		s.out = append(s.out, `{"content":`...)
-		s.out = jsontext.AppendString(s.out, *d.Text)
-		s.out = append(s.out, '}')
+		s.Out = append(s.Out, `{"content":`...)
+		s.Out = jsontext.AppendString(s.Out, *d.Text)
+		s.Out = append(s.Out, '}')
 		s.endChunk("")
 	case d.ToolUse != nil && d.ToolUse.Input != "":
 		n, ok := s.tools[s.ev.ContentBlockIndex]
@@ -188,17 +176,17 @@ func (s *converseSSE) delta() {
 			return
 		}
 		s.chunk()
-		s.out = append(s.out, `{"tool_calls":[{"index":`...)
-		s.out = strconv.AppendInt(s.out, int64(n), 10)
-		s.out = append(s.out, `,"function":{"arguments":`...)
-		s.out = jsontext.AppendString(s.out, d.ToolUse.Input)
-		s.out = append(s.out, `}}]}`...)
+		s.Out = append(s.Out, `{"tool_calls":[{"index":`...)
+		s.Out = strconv.AppendInt(s.Out, int64(n), 10)
+		s.Out = append(s.Out, `,"function":{"arguments":`...)
+		s.Out = jsontext.AppendString(s.Out, d.ToolUse.Input)
+		s.Out = append(s.Out, `}}]}`...)
 		s.endChunk("")
 	case d.ReasoningContent != nil && d.ReasoningContent.Text != "":
 		s.chunk()
-		s.out = append(s.out, `{"reasoning_content":`...)
-		s.out = jsontext.AppendString(s.out, d.ReasoningContent.Text)
-		s.out = append(s.out, '}')
+		s.Out = append(s.Out, `{"reasoning_content":`...)
+		s.Out = jsontext.AppendString(s.Out, d.ReasoningContent.Text)
+		s.Out = append(s.Out, '}')
 		s.endChunk("")
 	}
 	// Reasoning signatures and redacted reasoning have no OpenAI form.
@@ -211,50 +199,50 @@ func (s *converseSSE) start() {
 	}
 	s.started = true
 	s.chunk()
-	s.out = append(s.out, `{"role":"assistant","content":""}`...)
+	s.Out = append(s.Out, `{"role":"assistant","content":""}`...)
 	s.endChunk("")
 }
 
 // chunk starts a chunk, up to its delta.
 func (s *converseSSE) chunk() {
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `{"index":0,"delta":`...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `{"index":0,"delta":`...)
 }
 
 // endChunk ends a chunk after its delta.
 func (s *converseSSE) endChunk(finish string) {
-	s.out = append(s.out, `,"logprobs":null,"finish_reason":`...)
+	s.Out = append(s.Out, `,"logprobs":null,"finish_reason":`...)
 	if finish == "" {
-		s.out = append(s.out, "null"...)
+		s.Out = append(s.Out, "null"...)
 	} else {
-		s.out = jsontext.AppendString(s.out, finish)
+		s.Out = jsontext.AppendString(s.Out, finish)
 	}
-	s.out = append(s.out, "}]}\n\n"...)
+	s.Out = append(s.Out, "}]}\n\n"...)
 }
 
 // writeUsage writes the usage chunk: no choices, the stream's usage.
 func (s *converseSSE) writeUsage() {
 	u := usage(s.usage)
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `],"usage":{"prompt_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokens), 10)
-	s.out = append(s.out, `,"completion_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.CompletionTokens), 10)
-	s.out = append(s.out, `,"total_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.TotalTokens), 10)
-	s.out = append(s.out, `,"prompt_tokens_details":{"cached_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokensDetails.CachedTokens), 10)
-	s.out = append(s.out, "}}}\n\n"...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `],"usage":{"prompt_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokens), 10)
+	s.Out = append(s.Out, `,"completion_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.CompletionTokens), 10)
+	s.Out = append(s.Out, `,"total_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.TotalTokens), 10)
+	s.Out = append(s.Out, `,"prompt_tokens_details":{"cached_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokensDetails.CachedTokens), 10)
+	s.Out = append(s.Out, "}}}\n\n"...)
 }
 
 // writeError writes an error chunk in OpenAI's shape, with the type aierr
 // reads as Bedrock meant the exception.
 func (s *converseSSE) writeError(typ, msg string) {
-	s.out = append(s.out, `data: {"error":{"message":`...)
-	s.out = jsontext.AppendString(s.out, msg)
-	s.out = append(s.out, `,"type":`...)
-	s.out = jsontext.AppendString(s.out, typ)
-	s.out = append(s.out, `,"param":null,"code":`...)
-	s.out = jsontext.AppendString(s.out, typ)
-	s.out = append(s.out, "}}\n\n"...)
+	s.Out = append(s.Out, `data: {"error":{"message":`...)
+	s.Out = jsontext.AppendString(s.Out, msg)
+	s.Out = append(s.Out, `,"type":`...)
+	s.Out = jsontext.AppendString(s.Out, typ)
+	s.Out = append(s.Out, `,"param":null,"code":`...)
+	s.Out = jsontext.AppendString(s.Out, typ)
+	s.Out = append(s.Out, "}}\n\n"...)
 }

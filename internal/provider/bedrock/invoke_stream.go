@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
@@ -30,27 +31,14 @@ func messagesEvents(resp *http.Response) *http.Response {
 // io.ErrUnexpectedEOF. It starts no goroutine and is not safe for
 // concurrent use.
 type messagesSSE struct {
-	src    io.ReadCloser
-	frames *frames
-	out    []byte
-	off    int
-	err    error
-	done   bool // message_stop was passed on
+	src             io.ReadCloser
+	frames          *frames
+	chatwire.Refill      // translated bytes not yet read
+	done            bool // message_stop was passed on
 }
 
 // Read yields SSE bytes, decoding frames as needed.
-func (s *messagesSSE) Read(p []byte) (int, error) {
-	for s.off == len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.step()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+func (s *messagesSSE) Read(p []byte) (int, error) { return s.Pull(p, s.step) }
 
 // Close closes the upstream body.
 func (s *messagesSSE) Close() error { return s.src.Close() }
@@ -64,23 +52,23 @@ func (s *messagesSSE) step() {
 	ev, err := s.frames.read()
 	switch {
 	case err == io.EOF && s.done:
-		s.err = io.EOF
+		s.Err = io.EOF
 		return
 	case err == io.EOF:
-		s.err = fmt.Errorf("bedrock: stream ended before message_stop: %w", io.ErrUnexpectedEOF)
+		s.Err = fmt.Errorf("bedrock: stream ended before message_stop: %w", io.ErrUnexpectedEOF)
 		return
 	case err != nil:
-		s.err = err
+		s.Err = err
 		return
 	case ev.exception != "":
 		s.writeError(errorType(ev.exception), exceptionMessage(&ev))
-		s.err = io.EOF
+		s.Err = io.EOF
 		return
 	case ev.kind != "chunk":
 		return // an event type added later carries nothing we know
 	}
 	if err := s.chunk(ev.payload); err != nil {
-		s.err = err
+		s.Err = err
 	}
 }
 
@@ -104,16 +92,16 @@ func (s *messagesSSE) chunk(payload []byte) error {
 		}
 		data = b.Bytes()
 	}
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, head.Type...)
-	s.out = append(s.out, "\ndata: "...)
-	s.out = append(s.out, data...)
-	s.out = append(s.out, "\n\n"...)
+	s.Out = append(s.Out, "event: "...)
+	s.Out = append(s.Out, head.Type...)
+	s.Out = append(s.Out, "\ndata: "...)
+	s.Out = append(s.Out, data...)
+	s.Out = append(s.Out, "\n\n"...)
 	if head.Type == "message_stop" {
 		s.done = true
 	}
 	if head.Type == "error" { // Anthropic's own error event, passed on
-		s.err = io.EOF
+		s.Err = io.EOF
 	}
 	return nil
 }
@@ -133,9 +121,9 @@ func eventName(s string) bool {
 
 // writeError writes Anthropic's error event.
 func (s *messagesSSE) writeError(typ, msg string) {
-	s.out = append(s.out, `event: error`+"\n"+`data: {"type":"error","error":{"type":`...)
-	s.out = jsontext.AppendString(s.out, typ)
-	s.out = append(s.out, `,"message":`...)
-	s.out = jsontext.AppendString(s.out, msg)
-	s.out = append(s.out, "}}\n\n"...)
+	s.Out = append(s.Out, `event: error`+"\n"+`data: {"type":"error","error":{"type":`...)
+	s.Out = jsontext.AppendString(s.Out, typ)
+	s.Out = append(s.Out, `,"message":`...)
+	s.Out = jsontext.AppendString(s.Out, msg)
+	s.Out = append(s.Out, "}}\n\n"...)
 }

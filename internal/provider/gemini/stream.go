@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/sse"
 )
 
@@ -51,9 +52,7 @@ type chatStream struct {
 	includeUsage bool
 	created      int64
 
-	out []byte // translated bytes not yet read, from off
-	off int
-	err error // returned once out is drained
+	chatwire.Refill // translated bytes not yet read
 
 	ev       geminiResponse
 	prefix   []byte // every chunk's start, through "choices":[
@@ -72,23 +71,12 @@ func newChatStream(src io.ReadCloser, model string, includeUsage bool, created i
 }
 
 // Read yields translated bytes, pulling upstream events as needed.
-func (s *chatStream) Read(p []byte) (int, error) {
-	for s.off == len(s.out) {
-		if s.err != nil {
-			return 0, s.err
-		}
-		s.out, s.off = s.out[:0], 0
-		s.step()
-	}
-	n := copy(p, s.out[s.off:])
-	s.off += n
-	return n, nil
-}
+func (s *chatStream) Read(p []byte) (int, error) { return s.Pull(p, s.step) }
 
 // Close closes the upstream body.
 func (s *chatStream) Close() error { return s.src.Close() }
 
-// step translates the next upstream event into s.out, or sets s.err.
+// step translates the next upstream event into s.Out, or sets s.Err.
 func (s *chatStream) step() {
 	ev, err := s.rd.Next()
 	switch {
@@ -96,28 +84,28 @@ func (s *chatStream) step() {
 		if s.includeUsage {
 			s.writeUsage()
 		}
-		s.out = append(s.out, "data: [DONE]\n\n"...)
-		s.err = io.EOF
+		s.Out = append(s.Out, "data: [DONE]\n\n"...)
+		s.Err = io.EOF
 		return
 	case errors.Is(err, io.EOF), errors.Is(err, sse.ErrIncomplete):
-		s.err = fmt.Errorf("gemini: stream ended before its finishReason: %w", io.ErrUnexpectedEOF)
+		s.Err = fmt.Errorf("gemini: stream ended before its finishReason: %w", io.ErrUnexpectedEOF)
 		return
 	case err != nil:
-		s.err = fmt.Errorf("gemini: stream: %w", err)
+		s.Err = fmt.Errorf("gemini: stream: %w", err)
 		return
 	}
 	s.ev = geminiResponse{}
 	if err := json.Unmarshal(ev.Data, &s.ev); err != nil {
-		s.err = fmt.Errorf("gemini: stream: malformed event: %s", jsonProblem(err))
+		s.Err = fmt.Errorf("gemini: stream: malformed event: %s", jsonProblem(err))
 		return
 	}
 	if s.ev.Error != nil {
 		s.writeError(s.ev.Error)
-		s.err = io.EOF
+		s.Err = io.EOF
 		return
 	}
 	if err := s.apply(); err != nil {
-		s.err = err
+		s.Err = err
 	}
 }
 
@@ -165,7 +153,7 @@ func (s *chatStream) open(i int) *choiceState {
 		st.started = true
 		s.started++
 		s.chunk(i)
-		s.out = append(s.out, `{"role":"assistant","content":""}`...)
+		s.Out = append(s.Out, `{"role":"assistant","content":""}`...)
 		s.endChunk("")
 	}
 	return st
@@ -188,7 +176,7 @@ func (s *chatStream) candidate(c *candidate) {
 		st.finished = true
 		s.finished++
 		s.chunk(c.Index)
-		s.out = append(s.out, `{}`...)
+		s.Out = append(s.Out, `{}`...)
 		s.endChunk(finishReason(c.FinishReason, st.tools > 0))
 	}
 }
@@ -202,16 +190,16 @@ func (s *chatStream) blocked(f *promptFeedback) {
 	}
 	why := blockedMessage(f)
 	s.chunk(0)
-	s.out = append(s.out, `{"content":`...)
-	s.out = appendString(s.out, why)
-	s.out = append(s.out, `,"refusal":`...)
-	s.out = appendString(s.out, why)
-	s.out = append(s.out, '}')
+	s.Out = append(s.Out, `{"content":`...)
+	s.Out = appendString(s.Out, why)
+	s.Out = append(s.Out, `,"refusal":`...)
+	s.Out = appendString(s.Out, why)
+	s.Out = append(s.Out, '}')
 	s.endChunk("")
 	st.finished = true
 	s.finished++
 	s.chunk(0)
-	s.out = append(s.out, `{}`...)
+	s.Out = append(s.Out, `{}`...)
 	s.endChunk("content_filter")
 }
 
@@ -220,9 +208,9 @@ func (s *chatStream) writeText(i int, key, text string) {
 		return
 	}
 	s.chunk(i)
-	s.out = append(s.out, key...)
-	s.out = appendString(s.out, text)
-	s.out = append(s.out, '}')
+	s.Out = append(s.Out, key...)
+	s.Out = appendString(s.Out, text)
+	s.Out = append(s.Out, '}')
 	s.endChunk("")
 }
 
@@ -232,41 +220,41 @@ func (s *chatStream) writeCall(i int, st *choiceState, p *answerPart) {
 	n := st.tools
 	st.tools++
 	s.chunk(i)
-	s.out = append(s.out, `{"tool_calls":[{"index":`...)
-	s.out = strconv.AppendInt(s.out, int64(n), 10)
-	s.out = append(s.out, `,"id":`...)
-	s.out = appendString(s.out, callID(s.id, i, n))
-	s.out = append(s.out, `,"type":"function","function":{"name":`...)
-	s.out = appendString(s.out, p.FunctionCall.Name)
-	s.out = append(s.out, `,"arguments":`...)
-	s.out = appendString(s.out, arguments(p.FunctionCall.Args))
-	s.out = append(s.out, '}')
+	s.Out = append(s.Out, `{"tool_calls":[{"index":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(n), 10)
+	s.Out = append(s.Out, `,"id":`...)
+	s.Out = appendString(s.Out, callID(s.id, i, n))
+	s.Out = append(s.Out, `,"type":"function","function":{"name":`...)
+	s.Out = appendString(s.Out, p.FunctionCall.Name)
+	s.Out = append(s.Out, `,"arguments":`...)
+	s.Out = appendString(s.Out, arguments(p.FunctionCall.Args))
+	s.Out = append(s.Out, '}')
 	if p.ThoughtSignature != "" {
-		s.out = append(s.out, `,"extra_content":{"google":{"thought_signature":`...)
-		s.out = appendString(s.out, p.ThoughtSignature)
-		s.out = append(s.out, `}}`...)
+		s.Out = append(s.Out, `,"extra_content":{"google":{"thought_signature":`...)
+		s.Out = appendString(s.Out, p.ThoughtSignature)
+		s.Out = append(s.Out, `}}`...)
 	}
-	s.out = append(s.out, `}]}`...)
+	s.Out = append(s.Out, `}]}`...)
 	s.endChunk("")
 }
 
 // chunk starts a chunk of choice i, up to its delta.
 func (s *chatStream) chunk(i int) {
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `{"index":`...)
-	s.out = strconv.AppendInt(s.out, int64(i), 10)
-	s.out = append(s.out, `,"delta":`...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `{"index":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(i), 10)
+	s.Out = append(s.Out, `,"delta":`...)
 }
 
 // endChunk ends a chunk after its delta.
 func (s *chatStream) endChunk(finish string) {
-	s.out = append(s.out, `,"logprobs":null,"finish_reason":`...)
+	s.Out = append(s.Out, `,"logprobs":null,"finish_reason":`...)
 	if finish == "" {
-		s.out = append(s.out, "null"...)
+		s.Out = append(s.Out, "null"...)
 	} else {
-		s.out = appendString(s.out, finish)
+		s.Out = appendString(s.Out, finish)
 	}
-	s.out = append(s.out, "}]}\n\n"...)
+	s.Out = append(s.Out, "}]}\n\n"...)
 }
 
 // writeUsage writes the usage chunk of stream_options.include_usage: no
@@ -276,18 +264,18 @@ func (s *chatStream) writeUsage() {
 		s.begin("", s.model)
 	}
 	u := usage(&s.usage)
-	s.out = append(s.out, s.prefix...)
-	s.out = append(s.out, `],"usage":{"prompt_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokens), 10)
-	s.out = append(s.out, `,"completion_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.CompletionTokens), 10)
-	s.out = append(s.out, `,"total_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.TotalTokens), 10)
-	s.out = append(s.out, `,"prompt_tokens_details":{"cached_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.PromptTokensDetails.CachedTokens), 10)
-	s.out = append(s.out, `},"completion_tokens_details":{"reasoning_tokens":`...)
-	s.out = strconv.AppendInt(s.out, int64(u.CompletionTokensDetails.ReasoningTokens), 10)
-	s.out = append(s.out, "}}}\n\n"...)
+	s.Out = append(s.Out, s.prefix...)
+	s.Out = append(s.Out, `],"usage":{"prompt_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokens), 10)
+	s.Out = append(s.Out, `,"completion_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.CompletionTokens), 10)
+	s.Out = append(s.Out, `,"total_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.TotalTokens), 10)
+	s.Out = append(s.Out, `,"prompt_tokens_details":{"cached_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.PromptTokensDetails.CachedTokens), 10)
+	s.Out = append(s.Out, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	s.Out = strconv.AppendInt(s.Out, int64(u.CompletionTokensDetails.ReasoningTokens), 10)
+	s.Out = append(s.Out, "}}}\n\n"...)
 }
 
 // writeError writes Google's error object as an OpenAI error event whose
@@ -303,13 +291,13 @@ func (s *chatStream) writeError(e *googleError) {
 	if msg == "" {
 		msg = "Gemini reported an error in the stream"
 	}
-	s.out = append(s.out, `data: {"error":{"message":`...)
-	s.out = appendString(s.out, clipText(msg))
-	s.out = append(s.out, `,"type":`...)
-	s.out = appendString(s.out, status)
-	s.out = append(s.out, `,"param":null,"code":`...)
-	s.out = appendString(s.out, status)
-	s.out = append(s.out, "}}\n\n"...)
+	s.Out = append(s.Out, `data: {"error":{"message":`...)
+	s.Out = appendString(s.Out, clipText(msg))
+	s.Out = append(s.Out, `,"type":`...)
+	s.Out = appendString(s.Out, status)
+	s.Out = append(s.Out, `,"param":null,"code":`...)
+	s.Out = appendString(s.Out, status)
+	s.Out = append(s.Out, "}}\n\n"...)
 }
 
 // statusName is Google's status name for an HTTP status.
