@@ -21,6 +21,10 @@
 // gateway's reading while the upstream ran its own — the smuggling this
 // exists to stop. Refusing costs well-formed clients nothing.
 //
+// Scan skips what it does not read without validating it; ScanValid
+// validates it in the same pass, exactly as json.Valid would (a fuzz test
+// holds it to that), so a body is read once to route and to refuse.
+//
 // Reader and Text are the JSON reader underneath, exported for the other
 // readers of JSON in the gateway (provider error bodies, stream chunks):
 // one pass, no allocation, keys compared decoded, every member reported so
@@ -63,6 +67,9 @@ type Fields struct {
 	// Object reports that the body is a JSON object (its top level could
 	// be read to the end).
 	Object bool
+	// Valid, set by ScanValid only, reports that the body is a JSON
+	// object that json.Valid accepts, nothing but white space after it.
+	Valid bool
 	// Conflict is the first routing field that decoders may read
 	// differently; its zero value (Reason "") means none. A gateway
 	// should refuse a body that has one, before using any other field.
@@ -81,12 +88,28 @@ type Fields struct {
 // type of stream, include_usage or the max tokens as a Conflict; and any
 // top-level key, or model or user value, that is not a valid string
 // (ReasonInvalid). Values are skipped, not validated: pair Scan with
-// json.Valid.
+// json.Valid, or use ScanValid.
 func Scan(body []byte) Fields {
+	r := NewReader(body)
+	return scan(&r)
+}
+
+// ScanValid is Scan that also validates what it skips, as a strict Reader
+// does: one pass over body decides both its fields and Valid, which is
+// exactly json.Valid(body) && Object. On an invalid body the fields are
+// those found before the error; refuse it before reading them.
+func ScanValid(body []byte) Fields {
+	r := NewStrictReader(body)
+	f := scan(&r)
+	f.Valid = f.Object && r.End()
+	return f
+}
+
+// scan reads the fields of the object at r.
+func scan(r *Reader) Fields {
 	var f Fields
 	var maxTok, maxComp int
 	var seen uint32
-	r := NewReader(body)
 	f.Object = r.Object(func(key Text) bool {
 		vStart := r.i
 		val, ok := r.Value()

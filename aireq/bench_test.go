@@ -1,6 +1,7 @@
 package aireq
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,34 @@ func BenchmarkScan(b *testing.B) {
 			b.SetBytes(int64(len(bc.body)))
 			for b.Loop() {
 				Scan(bc.body)
+			}
+		})
+	}
+}
+
+// BenchmarkScanValid is what deciding a body's fields and validity costs:
+// Scan then json.Valid (two passes) beside ScanValid (one).
+func BenchmarkScanValid(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"chat2KB", chatBody}, {"escapedKeys", escapedBody}} {
+		b.Run(bc.name+"/Scan+json.Valid", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.body)))
+			for b.Loop() {
+				if !Scan(bc.body).Object || !json.Valid(bc.body) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+		b.Run(bc.name+"/ScanValid", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.body)))
+			for b.Loop() {
+				if !ScanValid(bc.body).Valid {
+					b.Fatal("invalid")
+				}
 			}
 		})
 	}
