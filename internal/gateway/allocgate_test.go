@@ -34,12 +34,12 @@ var allocCeilings = []struct {
 	// bytes, with a little room for maps and slices that grow by doubling.
 	allocs, bytes int
 }{
-	{"json", 62, 12400},
-	{"stream", 87, 17500},
-	{"budgeted", 73, 13500},
-	{"cached", 42, 9500},
-	{"translated", 133, 16800},
-	{"translated-stream", 213, 29600},
+	{"json", 56, 12300},
+	{"stream", 83, 17400},
+	{"budgeted", 67, 13400},
+	{"cached", 38, 9500},
+	{"translated", 127, 16500},
+	{"translated-stream", 209, 29400},
 }
 
 // allocCase is one kind of request of the gate.

@@ -42,7 +42,12 @@ func (u usage) anthropic() *usage {
 // from the object's members (aireq.Members); anything unusual (an escaped
 // key, a count that is not a plain integer, a cut object) sends the object
 // through encoding/json instead, so the two readings agree.
-func usageOf(body []byte) *usage {
+func usageOf(body []byte) *usage { return usageInto(new(usage), body) }
+
+// usageInto is usageOf reading into u, which it returns (nil if there is
+// no usage): an exchange reads its answer's usage into its own.
+func usageInto(u *usage, body []byte) *usage {
+	*u = usage{}
 	i := bytes.LastIndex(body, []byte(`"usage"`))
 	if i < 0 {
 		return nil
@@ -55,7 +60,6 @@ func usageOf(body []byte) *usage {
 	if len(rest) == 0 || rest[0] != '{' {
 		return nil
 	}
-	var u usage
 	// Keys match without regard to case, and a later member wins, as in
 	// encoding/json.
 	ok := aireq.Members(rest, func(key, v []byte) bool {
@@ -91,13 +95,13 @@ func usageOf(body []byte) *usage {
 		return true
 	})
 	if ok {
-		return &u
+		return u
 	}
-	u = usage{}
-	if json.NewDecoder(bytes.NewReader(rest)).Decode(&u) != nil {
+	*u = usage{}
+	if json.NewDecoder(bytes.NewReader(rest)).Decode(u) != nil {
 		return nil
 	}
-	return &u
+	return u
 }
 
 // count sets *n from a JSON value: a plain integer, or null (which leaves

@@ -15,8 +15,8 @@ import (
 // costs nothing); with none, the answer is an estimate, marked with
 // x-fusebox-token-count: estimate.
 func (s *Server) handleCountTokens(rw http.ResponseWriter, r *http.Request) {
-	w := &recorder{ResponseWriter: rw}
-	x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now(), messages: true}
+	x := s.newExchange(rw, r, true)
+	w := x.rec
 	w.Header().Set("X-Request-Id", x.id)
 	c, ok := s.authenticate(x.st, w, r)
 	if !ok {

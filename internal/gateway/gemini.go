@@ -37,8 +37,8 @@ const (
 
 // handleGemini serves POST /v1beta/models/{model}:{method}.
 func (s *Server) handleGemini(rw http.ResponseWriter, r *http.Request) {
-	w := &recorder{ResponseWriter: rw}
-	x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now()}
+	x := s.newExchange(rw, r, false)
+	w := x.rec
 	defer x.finish(w)
 	x.setHeader("X-Request-Id", x.id)
 	model, method, _, ok := geminiapi.ParsePath(r.URL.Path)
@@ -140,7 +140,7 @@ func googleStatus(code int) string {
 // nothing, when the walk should go on to the next target.
 func (x *exchange) serveGemini(a *router.Attempt) bool {
 	x.drain.hold(true)
-	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, maxBuffered+1))
+	body, err := readAnswer(a.Resp.Body, a.Resp.ContentLength, maxBuffered+1)
 	x.drain.hold(false)
 	a.Resp.Body.Close()
 	if a.Final {
@@ -158,7 +158,7 @@ func (x *exchange) serveGemini(a *router.Attempt) bool {
 		a.Fail(invalidAnswer(a))
 		return false
 	}
-	x.account(a, usageOf(body))
+	x.account(a, usageInto(&x.answerUsage, body))
 	out, err := geminiapi.FromChatWith(body, x.gem.model, x.gem.opts)
 	a.Succeed() // the target answered; a failed translation is ours
 	if err != nil {

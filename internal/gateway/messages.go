@@ -100,7 +100,7 @@ func anthropicEvent(e sse.ErrorEvent) sse.ErrorEvent {
 // broke off, or is not a JSON object).
 func (x *exchange) serveMessages(a *router.Attempt) bool {
 	x.drain.hold(true)
-	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, anthropic.MaxResponseSize))
+	body, err := readAnswer(a.Resp.Body, a.Resp.ContentLength, anthropic.MaxResponseSize)
 	x.drain.hold(false)
 	a.Resp.Body.Close()
 	if a.Final {
@@ -128,7 +128,7 @@ func (x *exchange) serveMessages(a *router.Attempt) bool {
 		x.keepSent("application/json", a.Target.Name)
 		return true
 	}
-	x.account(a, usageOf(body))
+	x.account(a, usageInto(&x.answerUsage, body))
 	out, err := anthropic.ToMessagesResponse(body, x.model)
 	if err != nil {
 		a.Succeed() // the target answered; the translation is ours

@@ -62,8 +62,10 @@ type exchange struct {
 	// hideUsage: the gateway asked a stream for its usage; the usage-only
 	// chunk is not passed on.
 	hideUsage bool
-	// rec is w, for capturing an answer as it is sent.
-	rec *recorder
+	// rec is w, for capturing an answer as it is sent; recv is where it
+	// lives, in the exchange's own allocation.
+	rec  *recorder
+	recv recorder
 	// nativeStart is the usage of a native Anthropic stream's
 	// message_start, priced with its message_delta.
 	nativeStart *usage
@@ -71,6 +73,9 @@ type exchange struct {
 	// tokensOut its usage.
 	cost                float64
 	tokensIn, tokensOut int
+	// answerUsage holds the usage read from a whole answer (usageInto),
+	// so reading it allocates nothing.
+	answerUsage usage
 	// priorIn and priorOut are the tokens of earlier answers of the
 	// exchange (a continued stream's first part).
 	priorIn, priorOut int
@@ -147,8 +152,8 @@ func (s *Server) handleProxy(path string, chat, messages bool) http.HandlerFunc 
 // OpenAI's Responses (responses), the last two translated to chat.
 func (s *Server) handleAPI(path string, chat, messages, responses bool) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
-		w := &recorder{ResponseWriter: rw}
-		x := &exchange{s: s, st: s.state(), w: w, rec: w, r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
+		x := s.newExchange(rw, r, messages)
+		w := x.rec
 		defer x.finish(w)
 		x.setHeader("X-Request-Id", x.id)
 		c, ok := s.authenticate(x.st, w, r)
@@ -186,6 +191,15 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 		}
 		x.route(c, path, body, chat)
 	}
+}
+
+// newExchange begins the exchange of request r, answered on rw: the
+// exchange and its recorder are one allocation.
+func (s *Server) newExchange(rw http.ResponseWriter, r *http.Request, messages bool) *exchange {
+	x := &exchange{s: s, st: s.state(), r: r, id: requestID(r), start: s.clk.Now(), messages: messages}
+	x.recv.ResponseWriter = rw
+	x.w, x.rec = &x.recv, &x.recv
+	return x
 }
 
 // route sends a request, in OpenAI's chat format (or embeddings), down
@@ -321,22 +335,34 @@ func (x *exchange) readBody() ([]byte, bool) {
 	x.noDeadlines = errors.Is(derr, http.ErrNotSupported)
 	var body []byte
 	var err error
-	if br := http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)); x.r.ContentLength > 0 && x.r.ContentLength <= int64(limits.MaxBodyBytes) {
-		body, err = readFull(br, x.r.ContentLength)
+	if n := x.r.ContentLength; n > 0 && n <= int64(limits.MaxBodyBytes) {
+		// readFull reads no more than the n bytes declared, within the
+		// limit: no MaxBytesReader to allocate.
+		body, err = readFull(x.r.Body, n)
 	} else {
-		body, err = io.ReadAll(br)
+		body, err = io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, int64(limits.MaxBodyBytes)))
 	}
 	if derr == nil {
 		rc.SetReadDeadline(time.Time{})
 	}
-	var mbe *http.MaxBytesError
-	var ne net.Error
-	switch {
-	case err == nil:
+	if err == nil {
 		if x.s.testHookBody != nil {
 			x.s.testHookBody(body)
 		}
 		return body, true
+	}
+	x.bodyError(err)
+	return nil, false
+}
+
+// bodyError answers a request whose body could not be read: 413 past the
+// size, 408 past the time, 400 otherwise. (Apart from readBody, so that
+// the targets of errors.As are not allocated for every body read.)
+func (x *exchange) bodyError(err error) {
+	limits := x.st.cfg.Server
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
 	case errors.As(err, &mbe):
 		x.error(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
 			"Request body too large: the limit is "+strconv.Itoa(limits.MaxBodyBytes)+" bytes.")
@@ -347,7 +373,6 @@ func (x *exchange) readBody() ([]byte, bool) {
 	default:
 		x.badRequest("", "Could not read the request body: "+err.Error())
 	}
-	return nil, false
 }
 
 // writeDeadline bounds the next writes to the client by the server
@@ -552,7 +577,7 @@ func (x *exchange) serve(ctx context.Context) {
 			return
 		}
 		x.drain.hold(true)
-		body, err := io.ReadAll(io.LimitReader(a.Resp.Body, maxBuffered+1))
+		body, err := readAnswer(a.Resp.Body, a.Resp.ContentLength, maxBuffered+1)
 		x.drain.hold(false)
 		switch {
 		case err != nil && (x.r.Context().Err() != nil || x.drain.clientGone()):
@@ -576,7 +601,7 @@ func (x *exchange) serve(ctx context.Context) {
 		a.Succeed()
 		x.headers(a, x.s.clk.Now())
 		if a.Resp.StatusCode == http.StatusOK {
-			x.account(a, usageOf(body))
+			x.account(a, usageInto(&x.answerUsage, body))
 		}
 		if a.Resp.StatusCode == http.StatusOK {
 			// Kept before it is sent, so the client's next request finds it.

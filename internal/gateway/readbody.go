@@ -33,3 +33,31 @@ func readFull(r io.Reader, n int64) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// readAnswer reads an upstream's answer whole, as io.ReadAll of
+// io.LimitReader(r, limit) does, without the LimitReader's allocation and,
+// when the answer declares its length (n ≥ 0, within the limit and
+// firstRead), into one buffer of that length and a byte of room for the
+// end: a JSON answer costs one allocation, not io.ReadAll's doublings.
+func readAnswer(r io.Reader, n, limit int64) ([]byte, error) {
+	size := int64(512)
+	if n >= 0 && n < min(limit, firstRead) {
+		size = n + 1
+	}
+	buf := make([]byte, 0, size)
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := buf[len(buf):min(int64(cap(buf)), limit)]
+		m, err := r.Read(room)
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}

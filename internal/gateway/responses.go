@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -112,7 +111,7 @@ func (x *exchange) serveResponses(a *router.Attempt) bool {
 		return true
 	}
 	x.drain.hold(true)
-	body, err := io.ReadAll(io.LimitReader(a.Resp.Body, maxBuffered))
+	body, err := readAnswer(a.Resp.Body, a.Resp.ContentLength, maxBuffered)
 	x.drain.hold(false)
 	a.Resp.Body.Close()
 	switch {
@@ -141,7 +140,7 @@ func (x *exchange) serveResponses(a *router.Attempt) bool {
 		return false
 	}
 	a.Succeed()
-	x.account(a, usageOf(body))
+	x.account(a, usageInto(&x.answerUsage, body))
 	x.keepResponse(out)
 	x.captureForReplay()
 	x.writeJSON(out)

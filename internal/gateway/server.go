@@ -398,7 +398,9 @@ func requestID(r *http.Request) string {
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	return "req_" + hex.EncodeToString(b[:])
+	id := [20]byte{'r', 'e', 'q', '_'}
+	hex.Encode(id[4:], b[:])
+	return string(id[:]) // the one allocation of a new id
 }
 
 // ListenAndServe serves on the configured address until ctx ends, then
