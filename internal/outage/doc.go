@@ -30,8 +30,8 @@
 // answers of issue 28. Fusebox runs them with the chat alias of
 // examples/silent-failures.yaml as a user would copy it (5 consecutive
 // failures trip, open 5s growing × 1.5 to 8s, background probes, ttfb 2s,
-// idle 10s, suspect_after 1s, deadline 30s, a hedge after 800ms), with
-// continue_on_failure as Options.Continue says. Their goals: client
+// idle 10s, suspect_after 1s, min_rate auto, deadline 30s, a hedge after
+// 800ms), with continue_on_failure as Options.Continue says. Their goals: client
 // failures during the storm at most 1% (drip) or 2% (stall, cut) without
 // continuation and none with it, none for hang-hedge; for drip and cut
 // the primary's breaker opens during the storm, and drip's time to first

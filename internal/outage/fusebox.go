@@ -35,7 +35,8 @@ const (
 // consecutive failures trip; open 5s, × 1.5 after each failed probe up to
 // 8s, a background probe at its end; a first content within 2s, no
 // silence over 10s, a target suspect once every stream on it is silent
-// 1s, 30s for a whole request; a hedge after 800ms.
+// 1s, streams that keep a third of their target's own recent pace
+// (min_rate: auto), 30s for a whole request; a hedge after 800ms.
 const (
 	silentConsecutive  = 5
 	silentOpen         = 5 * time.Second
@@ -87,7 +88,7 @@ func silentPolicy(o Options) string {
 	p := fmt.Sprintf("breaker: {consecutive: %d, open: %s, open_backoff: 1.5, max_open: %s, background_probe: true}\n",
 		silentConsecutive, yamlDuration(o.Open), yamlDuration(max(silentMaxOpen, o.Open))) +
 		"retry: {attempts: 2, same_target_wait: 0}\n" +
-		fmt.Sprintf("timeouts: {ttfb: %s, idle: %s, total: 10m, deadline: %s, suspect_after: %s}\n",
+		fmt.Sprintf("timeouts: {ttfb: %s, idle: %s, total: 10m, deadline: %s, suspect_after: %s, min_rate: auto}\n",
 			yamlDuration(fuseboxTTFB), yamlDuration(fuseboxIdle), yamlDuration(silentDeadline), yamlDuration(silentSuspectAfter)) +
 		fmt.Sprintf("hedge: {after: %s, max: 1, budget: %g}\n", yamlDuration(hedgeAfter), hedgeBudget)
 	p += fmt.Sprintf("continue_on_failure: %v\n", o.Continue)
