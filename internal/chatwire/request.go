@@ -45,3 +45,15 @@ type File struct {
 	FileData string `json:"file_data"`
 	FileID   string `json:"file_id"`
 }
+
+// Tool is one entry of a request's tools, with the cache_control an
+// Anthropic translation keeps on its tool.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+	CacheControl json.RawMessage `json:"cache_control"`
+}

@@ -5,26 +5,28 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // Error codes in the OpenAI-shaped error bodies this package writes.
 const (
 	// CodeUnsupportedParameter names a request field that has no Anthropic
 	// equivalent and would change the answer if dropped.
-	CodeUnsupportedParameter = "unsupported_parameter"
+	CodeUnsupportedParameter = chatwire.CodeUnsupportedParameter
 	// CodeUnsupportedValue names a request field whose value Anthropic
 	// cannot honour (n > 1, temperature above 1, a json_schema format…).
-	CodeUnsupportedValue = "unsupported_value"
+	CodeUnsupportedValue = chatwire.CodeUnsupportedValue
 	// CodeInvalidValue names a request field that cannot be translated
 	// because it is malformed (tool call arguments that are not a JSON
 	// object, an image URL that is not http(s) or data:, …).
-	CodeInvalidValue = "invalid_value"
+	CodeInvalidValue = chatwire.CodeInvalidValue
 	// CodeUnsupportedOperation is the code of the answer to an operation
 	// Anthropic does not offer, such as /embeddings.
-	CodeUnsupportedOperation = "unsupported_operation"
+	CodeUnsupportedOperation = chatwire.CodeUnsupportedOperation
 	// CodeBadUpstreamResponse is the code of the 502 answer written when a
 	// successful Anthropic answer cannot be read.
-	CodeBadUpstreamResponse = "bad_upstream_response"
+	CodeBadUpstreamResponse = chatwire.CodeBadUpstreamResponse
 )
 
 // RequestError is a request that cannot be translated faithfully. Field is

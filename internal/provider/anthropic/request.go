@@ -6,10 +6,11 @@ import (
 	"errors"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // The Anthropic Messages request, in the order its fields are written.
@@ -288,15 +289,7 @@ func (t *translator) stop(raw json.RawMessage) error {
 }
 
 func (t *translator) tools(raw json.RawMessage) error {
-	var tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-		CacheControl json.RawMessage `json:"cache_control"`
-	}
+	var tools []chatwire.Tool
 	if err := decode("tools", raw, &tools); err != nil {
 		return err
 	}
@@ -380,7 +373,7 @@ func decode(field string, raw json.RawMessage, v any) error {
 func jsonProblem(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		want := jsonKind(ute.Type)
+		want := chatwire.JSONKind(ute.Type)
 		if lit, ok := strings.CutPrefix(ute.Value, "number "); ok && (want == "an integer" || want == "a number") {
 			return numberProblem(want, lit)
 		}
@@ -401,28 +394,6 @@ func numberProblem(want, lit string) string {
 		return "want an integer, got " + clipText(lit)
 	}
 	return "the number " + clipText(lit) + " is out of range"
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return "another type"
 }
 
 // article puts "a" or "an" before encoding/json's name of a JSON value's

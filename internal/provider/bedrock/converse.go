@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // The Converse request, in the order its fields are written; the field
@@ -250,14 +252,7 @@ func (t *converseTranslator) stop(raw json.RawMessage) error {
 }
 
 func (t *converseTranslator) tools(raw json.RawMessage) error {
-	var tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
+	var tools []chatwire.Tool
 	if err := decode("tools", raw, &tools); err != nil {
 		return err
 	}

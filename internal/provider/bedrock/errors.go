@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
@@ -15,19 +16,19 @@ import (
 const (
 	// CodeUnsupportedParameter names a request field Bedrock has no
 	// equivalent for, which would change the answer if dropped.
-	CodeUnsupportedParameter = "unsupported_parameter"
+	CodeUnsupportedParameter = chatwire.CodeUnsupportedParameter
 	// CodeUnsupportedValue names a field whose value Bedrock cannot
 	// honour for this model.
-	CodeUnsupportedValue = "unsupported_value"
+	CodeUnsupportedValue = chatwire.CodeUnsupportedValue
 	// CodeInvalidValue names a field that cannot be translated because it
 	// is malformed.
-	CodeInvalidValue = "invalid_value"
+	CodeInvalidValue = chatwire.CodeInvalidValue
 	// CodeUnsupportedOperation refuses a path (such as /embeddings) or a
 	// body format the model is not served with.
-	CodeUnsupportedOperation = "unsupported_operation"
+	CodeUnsupportedOperation = chatwire.CodeUnsupportedOperation
 	// CodeBadUpstreamResponse is the code of the 502 written when a
 	// successful Bedrock answer cannot be read.
-	CodeBadUpstreamResponse = "bad_upstream_response"
+	CodeBadUpstreamResponse = chatwire.CodeBadUpstreamResponse
 )
 
 // MaxResponseSize bounds a non-stream answer read for translation: 32 MiB.

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 	"github.com/fuseboxhq/fusebox/internal/jsontext"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
@@ -20,20 +20,20 @@ import (
 const (
 	// CodeUnsupportedParameter names a request field that has no Gemini
 	// equivalent and would change the answer if dropped.
-	CodeUnsupportedParameter = "unsupported_parameter"
+	CodeUnsupportedParameter = chatwire.CodeUnsupportedParameter
 	// CodeUnsupportedValue names a request field whose value Gemini cannot
 	// honour (n above 8, an image URL whose type cannot be known, …).
-	CodeUnsupportedValue = "unsupported_value"
+	CodeUnsupportedValue = chatwire.CodeUnsupportedValue
 	// CodeInvalidValue names a request field that cannot be translated
 	// because it is malformed (tool call arguments that are not a JSON
 	// object, a tool result that answers no call, …).
-	CodeInvalidValue = "invalid_value"
+	CodeInvalidValue = chatwire.CodeInvalidValue
 	// CodeUnsupportedOperation refuses an operation the upstream does not
 	// offer through this adapter, such as /embeddings.
-	CodeUnsupportedOperation = "unsupported_operation"
+	CodeUnsupportedOperation = chatwire.CodeUnsupportedOperation
 	// CodeBadUpstreamResponse is the code of the 502 answer written when a
 	// successful Gemini answer cannot be read.
-	CodeBadUpstreamResponse = "bad_upstream_response"
+	CodeBadUpstreamResponse = chatwire.CodeBadUpstreamResponse
 )
 
 // refusal is a request that cannot be translated faithfully.
@@ -67,35 +67,13 @@ func decode(field string, raw []byte, v any) error {
 func jsonProblem(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
-		return "want " + jsonKind(ute.Type) + ", got " + article(ute.Value)
+		return "want " + chatwire.JSONKind(ute.Type) + ", got " + article(ute.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return "not valid JSON at offset " + strconv.FormatInt(se.Offset, 10)
 	}
 	return "not valid JSON"
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return "another type"
 }
 
 // article names encoding/json's JSON value type (string, number 1.5, bool,

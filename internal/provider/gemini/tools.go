@@ -2,6 +2,8 @@ package gemini
 
 import (
 	"encoding/json"
+
+	"github.com/fuseboxhq/fusebox/internal/chatwire"
 )
 
 // choice translates tool_choice and parallel_tool_calls.
@@ -81,14 +83,7 @@ func readChoice(raw []byte) (*functionCallingConfig, error) {
 }
 
 func (t *translator) tools(raw json.RawMessage) error {
-	var tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
+	var tools []chatwire.Tool
 	if err := decode("tools", raw, &tools); err != nil {
 		return err
 	}
