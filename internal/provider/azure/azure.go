@@ -90,12 +90,9 @@ var (
 	_ router.Prober   = (*Upstream)(nil)
 )
 
-// Header values every call sends, shared: capacity one, so an Add copies
-// them, and nothing writes into them.
-var (
-	jsonType    = []string{"application/json"}
-	eventStream = []string{"text/event-stream"}
-)
+// jsonType is the Accept of a token request, shared: capacity one, so an
+// Add copies it, and nothing writes into it.
+var jsonType = []string{"application/json"}
 
 // New returns an Upstream for c, or an error naming the field that is
 // wrong. No error holds a secret.
@@ -219,19 +216,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	}
 	sent := openai.NewSentBody(req, c.Body, errSpent)
 	h := req.Header
-	for k, v := range c.Header {
-		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
-			h[k] = v
-		}
-	}
-	for k, v := range u.header {
-		h[k] = v
-	}
-	h["Content-Type"] = jsonType
-	h["Accept"] = jsonType
-	if c.Stream {
-		h["Accept"] = eventStream
-	}
+	openai.SetHeaders(h, c, u.header)
 	u.setAuth(h, auth)
 	if c.IdempotencyKey != "" {
 		h.Set("Idempotency-Key", c.IdempotencyKey)

@@ -108,20 +108,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	}
 	sent := newSentBody(req, c.Body)
 	h := req.Header
-	for k, v := range c.Header {
-		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
-			h[k] = v
-		}
-	}
-	for k, v := range u.header {
-		h[k] = v
-	}
-	h["Content-Type"] = jsonType
-	if c.Stream {
-		h["Accept"] = eventStream
-	} else {
-		h["Accept"] = jsonType
-	}
+	SetHeaders(h, c, u.header)
 	if c.Key != "" {
 		if u.auth == "api-key" {
 			h["Api-Key"] = u.authValue(c.Key)
@@ -135,6 +122,27 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	resp, err := u.rt.RoundTrip(req)
 	sent.spend()
 	return resp, err
+}
+
+// SetHeaders sets on h, a request's headers, the call's headers but those
+// for Anthropic targets only (Anthropic-*), then extra (the provider's
+// configured headers), then the JSON Content-Type and the Accept that a
+// stream (text/event-stream) or an answer (application/json) wants.
+func SetHeaders(h http.Header, c *router.Call, extra http.Header) {
+	for k, v := range c.Header {
+		if !strings.HasPrefix(k, "Anthropic-") { // for Anthropic targets only
+			h[k] = v
+		}
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	h["Content-Type"] = jsonType
+	if c.Stream {
+		h["Accept"] = eventStream
+	} else {
+		h["Accept"] = jsonType
+	}
 }
 
 // CloseIdle closes idle connections, for shutdown and tests.
