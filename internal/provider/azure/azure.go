@@ -90,7 +90,7 @@ var (
 	_ router.Prober   = (*Upstream)(nil)
 )
 
-// jsonType is the Accept of a token request, shared: capacity one, so an
+// jsonType is the Accept of a Probe, shared: capacity one, so an
 // Add copies it, and nothing writes into it.
 var jsonType = []string{"application/json"}
 
