@@ -35,11 +35,11 @@ var allocCeilings = []struct {
 	allocs, bytes int
 }{
 	{"json", 56, 12300},
-	{"stream", 83, 17400},
+	{"stream", 78, 17400},
 	{"budgeted", 67, 13400},
 	{"cached", 38, 9500},
 	{"translated", 127, 16500},
-	{"translated-stream", 209, 29400},
+	{"translated-stream", 204, 29400},
 }
 
 // allocCase is one kind of request of the gate.

@@ -82,6 +82,13 @@ type held struct {
 	// preamble: events without content are passed on (false for a
 	// continuation, whose client has had the first stream's).
 	preamble bool
+	// src is the reader rd reads from, and first room for events: most
+	// streams hold one to three before their first content, so neither
+	// costs an allocation of its own.
+	src   flushFirst
+	first [4]sse.Event
+	// sw is the client's event writer once the stream commits (sseWriter).
+	sw sse.Writer
 }
 
 // prepare reads a streamed answer until its first content or its end; see
@@ -89,7 +96,9 @@ type held struct {
 // race), so it touches nothing of the exchange's but the server's pools.
 func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 	h := &held{rd: x.s.readers.Get().(*sse.Reader), preamble: true}
-	h.rd.Reset(&flushFirst{r: a.Resp.Body, out: &h.out, a: a, x: x})
+	h.src = flushFirst{r: a.Resp.Body, out: &h.out, a: a, x: x}
+	h.events = h.first[:0]
+	h.rd.Reset(&h.src)
 	a.Held = h
 	for {
 		ev, err := h.rd.Next()
@@ -295,6 +304,7 @@ func (h *held) next(i *int) (sse.Event, error) {
 		return ev, nil
 	}
 	h.events = nil
+	clear(h.first[:]) // the held events' bytes go with them
 	if h.eof {
 		return sse.Event{}, io.EOF
 	}
@@ -505,9 +515,9 @@ func (x *exchange) letGoOfRequest() {
 func (x *exchange) sink(a *router.Attempt) sink {
 	switch {
 	case a.Native:
-		return nativeSink{sse.NewWriter(x.w)}
+		return nativeSink{x.sseWriter(a)}
 	case a.Responses:
-		return &responsesNativeSink{x: x, w: sse.NewWriter(x.w)}
+		return &responsesNativeSink{x: x, w: x.sseWriter(a)}
 	case x.messages:
 		return newAnthropicSink(x.w, x.model)
 	case x.gem != nil:
@@ -515,7 +525,28 @@ func (x *exchange) sink(a *router.Attempt) sink {
 	case x.resp != nil:
 		return x.newResponsesSink()
 	}
-	return openaiSink{sse.NewWriter(x.w)}
+	return openaiSink{x.sseWriter(a)}
+}
+
+// sseWriter returns an event writer to the client for attempt a's stream,
+// flushing each event as sse.NewWriter's does. It lives in what prepare
+// held of the stream, so it costs no allocation of its own.
+func (x *exchange) sseWriter(a *router.Attempt) *sse.Writer {
+	h, ok := a.Held.(*held)
+	if !ok {
+		return sse.NewWriter(x.w)
+	}
+	h.sw = *sse.NewFlushWriter(x.w, x.flushClient)
+	return &h.sw
+}
+
+// flushClient flushes what was written to the client, through the
+// recorder's Unwrap; a writer that cannot flush is written to without.
+func (x *exchange) flushClient() error {
+	if err := http.NewResponseController(x.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
 }
 
 // ended reports whether ev is the stream's last event: OpenAI's [DONE], or
