@@ -1,5 +1,10 @@
 package chatwire
 
+import (
+	"io"
+	"net/http"
+)
+
 // Refill is the output side of a stream translator: the translated bytes
 // not yet read (Out, from Off) and the error to return once they are
 // drained (Err). A translator embeds it, appends one upstream event's
@@ -25,4 +30,16 @@ func (r *Refill) Pull(p []byte, step func()) (int, error) {
 	n := copy(p, r.Out[r.Off:])
 	r.Off += n
 	return n, nil
+}
+
+// Streamed sets body, a stream translator reading resp's old body, as
+// resp's and marks resp an event stream of unknown length: no
+// Content-Length or Content-Encoding, Content-Type text/event-stream.
+func Streamed(resp *http.Response, body io.ReadCloser) *http.Response {
+	resp.Body = body
+	resp.ContentLength = -1
+	resp.Header.Del("Content-Length")
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Set("Content-Type", "text/event-stream")
+	return resp
 }

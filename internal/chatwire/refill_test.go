@@ -3,6 +3,9 @@ package chatwire
 import (
 	"errors"
 	"io"
+	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +62,26 @@ func TestPullDrainsThenFails(t *testing.T) {
 	r2 := &refiller{events: []string{"x"}, end: io.EOF}
 	if b, err := io.ReadAll(r2); string(b) != "x" || err != nil {
 		t.Errorf("ReadAll: %q, %v", b, err)
+	}
+}
+
+// A streamed answer has the translator's body, an unknown length, no
+// encoding of the old body's, and the event stream type; other headers
+// stay.
+func TestStreamed(t *testing.T) {
+	resp := &http.Response{ContentLength: 42, Header: http.Header{
+		"Content-Length": {"42"}, "Content-Encoding": {"gzip"},
+		"Content-Type": {"application/json"}, "X-Request-Id": {"r"},
+	}}
+	body := io.NopCloser(strings.NewReader("data: x\n\n"))
+	if got := Streamed(resp, body); got != resp {
+		t.Fatal("Streamed returned another response")
+	}
+	if resp.Body != body || resp.ContentLength != -1 {
+		t.Errorf("body %v, length %d", resp.Body == body, resp.ContentLength)
+	}
+	want := http.Header{"Content-Type": {"text/event-stream"}, "X-Request-Id": {"r"}}
+	if !reflect.DeepEqual(resp.Header, want) {
+		t.Errorf("headers %v, want %v", resp.Header, want)
 	}
 }

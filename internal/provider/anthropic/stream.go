@@ -19,12 +19,7 @@ const maxIDLen = 128
 // streamResponse replaces a successful Anthropic stream's body with its
 // OpenAI translation.
 func streamResponse(resp *http.Response, includeUsage bool, created int64) *http.Response {
-	resp.Body = newChatStream(resp.Body, includeUsage, created)
-	resp.ContentLength = -1
-	resp.Header.Del("Content-Length")
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Set("Content-Type", "text/event-stream")
-	return resp
+	return chatwire.Streamed(resp, newChatStream(resp.Body, includeUsage, created))
 }
 
 // Kinds of the content block being streamed.

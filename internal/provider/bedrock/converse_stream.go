@@ -16,12 +16,7 @@ import (
 func converseStreamResponse(resp *http.Response, model string, includeUsage bool, created int64) *http.Response {
 	s := &converseSSE{src: resp.Body, frames: newFrames(resp.Body), includeUsage: includeUsage, tools: map[int]int{}}
 	s.setPrefix(completionID(resp.Header), model, created)
-	resp.Body = s
-	resp.ContentLength = -1
-	resp.Header.Del("Content-Length")
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Set("Content-Type", "text/event-stream")
-	return resp
+	return chatwire.Streamed(resp, s)
 }
 
 // converseSSE translates ConverseStream events into chunks, one frame per

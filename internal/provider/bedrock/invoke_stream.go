@@ -16,12 +16,7 @@ import (
 // Anthropic Messages SSE it carries: "event: <type>\ndata: <json>\n\n" per
 // chunk, as Anthropic's own API sends it.
 func messagesEvents(resp *http.Response) *http.Response {
-	resp.Body = &messagesSSE{src: resp.Body, frames: newFrames(resp.Body)}
-	resp.ContentLength = -1
-	resp.Header.Del("Content-Length")
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Set("Content-Type", "text/event-stream")
-	return resp
+	return chatwire.Streamed(resp, &messagesSSE{src: resp.Body, frames: newFrames(resp.Body)})
 }
 
 // messagesSSE turns chunk events into Anthropic SSE, one frame per refill.

@@ -21,12 +21,7 @@ import (
 // [DONE]; a stream cut before every candidate's finishReason gives a read
 // error wrapping io.ErrUnexpectedEOF.
 func ChatStream(resp *http.Response, model string, includeUsage bool, created int64) *http.Response {
-	resp.Body = newChatStream(resp.Body, model, includeUsage, created)
-	resp.ContentLength = -1
-	resp.Header.Del("Content-Length")
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Set("Content-Type", "text/event-stream")
-	return resp
+	return chatwire.Streamed(resp, newChatStream(resp.Body, model, includeUsage, created))
 }
 
 // choiceState is what the stream has said of one candidate.
