@@ -2,12 +2,13 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -391,13 +392,16 @@ func modelObject(name string, anthropic bool) string {
 	return `{"id":` + quote(name) + `,"object":"model","created":0,"owned_by":"fusebox"}`
 }
 
-// requestID returns the client's X-Request-Id or a new one.
+// requestID returns the client's X-Request-Id or a new one. A request id
+// names a request in headers and logs, and guards nothing: it must be
+// unique, not secret, so it comes from the runtime's per-thread ChaCha8
+// generator (math/rand/v2), not a crypto/rand read on every request.
 func requestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
 		return id
 	}
 	var b [8]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
 	id := [20]byte{'r', 'e', 'q', '_'}
 	hex.Encode(id[4:], b[:])
 	return string(id[:]) // the one allocation of a new id
