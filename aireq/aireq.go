@@ -313,6 +313,31 @@ func (f Fields) WithIncludeUsage(body []byte) []byte {
 	return append(out, rest...)
 }
 
+// WithIncludeUsageFields is WithIncludeUsage returning also the fields of
+// the body it returns, as Scan (or ScanValid) of it would read them,
+// without reading it again: f must be what Scan or ScanValid read of body.
+func (f Fields) WithIncludeUsageFields(body []byte) ([]byte, Fields) {
+	out := f.WithIncludeUsage(body)
+	if len(out) == len(body) {
+		return out, f
+	}
+	// The member goes in first, so every field after it moves by d.
+	d := len(out) - len(body)
+	moved := func(s []byte) []byte {
+		if s == nil {
+			return nil
+		}
+		at := cap(body) - cap(s) + d // s is a part of body
+		return out[at : at+len(s) : at+len(s)]
+	}
+	f.Model, f.User = moved(f.Model), moved(f.User)
+	if f.ModelAt != [2]int{} {
+		f.ModelAt = [2]int{f.ModelAt[0] + d, f.ModelAt[1] + d}
+	}
+	f.StreamOptions, f.IncludeUsage = true, true
+	return out, f
+}
+
 // Tokens estimates the tokens a request of bodyLen bytes will use: about
 // four bytes a token of input, plus the output it asks for.
 func (f Fields) Tokens(bodyLen int) int { return bodyLen/4 + f.MaxTokens }

@@ -265,4 +265,7 @@ func checkRewrites(t *testing.T, body []byte, fs Fields) {
 			t.Fatalf("WithIncludeUsage(%q) = %q: usage %v, %q", body, out, r.IncludeUsage, r.Conflict)
 		}
 	}
+	if out, g := fs.WithIncludeUsageFields(body); !sameFields(g, Scan(out)) {
+		t.Fatalf("WithIncludeUsageFields(%q) = %q, %+v; Scan reads %+v", body, out, g, Scan(out))
+	}
 }

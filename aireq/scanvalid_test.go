@@ -39,6 +39,9 @@ func FuzzScanValidMatchesEncodingJSON(f *testing.F) {
 		if lenient.Valid {
 			t.Fatalf("Scan(%q) set Valid", body)
 		}
+		if out, g := got.WithIncludeUsageFields(body); !sameFields(g, ScanValid(out)) {
+			t.Fatalf("WithIncludeUsageFields(%q) = %q, %+v; ScanValid reads %+v", body, out, g, ScanValid(out))
+		}
 		got.Valid = false
 		if !sameFields(got, lenient) {
 			t.Fatalf("ScanValid(%q) = %+v; Scan %+v", body, got, lenient)
