@@ -267,8 +267,8 @@ func (x *exchange) route(c *client, path string, body []byte, chat bool) {
 		// Ask for the usage the client did not, to price the answer
 		// (and count it against budgets); the usage chunk is kept from
 		// the client, who did not ask for it.
-		if b := withUsage(f, body); b != nil {
-			body, f, x.hideUsage = b, aireq.Scan(b), true
+		if b, g := withUsage(f, body); b != nil {
+			body, f, x.hideUsage = b, g, true
 		}
 	}
 	x.body, x.bodyLen = body, len(body)
@@ -299,18 +299,20 @@ func (x *exchange) route(c *client, path string, body []byte, chat bool) {
 // withUsage returns body asking the upstream for the stream's usage, or
 // nil when it cannot be rewritten: stream_options is added, or, when the
 // client sent one without include_usage (or with include_usage: false),
-// its include_usage is set. A client cannot make its stream free.
-func withUsage(f aireq.Fields, body []byte) []byte {
+// its include_usage is set. A client cannot make its stream free. The
+// fields returned are the new body's; adding stream_options, the common
+// case, costs no second reading of it.
+func withUsage(f aireq.Fields, body []byte) ([]byte, aireq.Fields) {
 	if !f.StreamOptions {
-		if b := f.WithIncludeUsage(body); len(b) != len(body) {
-			return b
+		if b, g := f.WithIncludeUsageFields(body); len(b) != len(body) {
+			return b, g
 		}
-		return nil
+		return nil, f
 	}
 	var m map[string]json.RawMessage
 	var opts map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil || json.Unmarshal(m["stream_options"], &opts) != nil {
-		return nil
+		return nil, f
 	}
 	if opts == nil {
 		opts = map[string]json.RawMessage{}
@@ -319,9 +321,9 @@ func withUsage(f aireq.Fields, body []byte) []byte {
 	m["stream_options"], _ = json.Marshal(opts)
 	b, err := json.Marshal(m)
 	if err != nil {
-		return nil
+		return nil, f
 	}
-	return b
+	return b, aireq.Scan(b)
 }
 
 // readBody reads the request body within the server block's size and
