@@ -219,6 +219,9 @@ func (a *Attempt) report(v aierr.Verdict) {
 		return
 	}
 	now := w.r.now()
+	if v.Sub == aierr.StreamStalled {
+		t.streamFailAt.Store(now)
+	}
 	switch v.Breaker() {
 	case aierr.BreakerSuccess:
 		a.permit.Success()

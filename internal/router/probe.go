@@ -101,6 +101,29 @@ func probeBody(model string) []byte {
 	return []byte(`{"model":` + strconv.Quote(model) + `,"messages":[{"role":"user","content":"ping"}],"max_tokens":1}`)
 }
 
+// streamProbeBody is the probe of a target whose streams failed: a short
+// stream, read to its end under the target's budgets, so that a target
+// that answers plain calls but drips or stalls its streams is not taken
+// back by a plain answer.
+func streamProbeBody(model string) []byte {
+	return []byte(`{"model":` + strconv.Quote(model) + `,"messages":[{"role":"user","content":"Count from one to ten."}],"max_tokens":16,"stream":true}`)
+}
+
+// streamProbeWindow is how long after one of its streams failed a target
+// is probed with a stream.
+const streamProbeWindow = 10 * time.Minute
+
+// probeBudgets takes an alias's budgets for t into its probes' bound:
+// the smallest ttfb of its aliases.
+func (t *Target) probeBudgets(b Budgets) {
+	for d := b.TTFB; d > 0; {
+		old := t.probeTTFB.Load()
+		if old != 0 && old <= int64(d) || t.probeTTFB.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
 // scheduleProbe arranges a background probe of t for when its breaker,
 // just opened, admits probes again.
 func (r *Router) scheduleProbe(t *Target, tr breaker.Transition) {
@@ -133,7 +156,10 @@ func (r *Router) probeTarget(t *Target) {
 	case aierr.BreakerFailure:
 		permit.Report(breaker.Outcome{Result: breaker.Failure, RetryAfter: v.Wait})
 	default:
+		// Nothing learned (no key, a throttle): the breaker stays
+		// half-open, so probe again rather than leave it undecided.
 		permit.Ignore()
+		r.clk.AfterFunc(max(t.openFor, time.Second), func() { go r.probeTarget(t) })
 	}
 	if r.onProbe != nil {
 		r.onProbe(t, v)

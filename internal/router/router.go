@@ -490,6 +490,7 @@ func (r *Router) addAlias(as AliasSpec, direct bool) (*Alias, error) {
 		a.weights = append(a.weights, ts.Weight)
 		a.prices = append(a.prices, ts.Price)
 		a.rungs = append(a.rungs, ts.Budgets.or(as.Budgets))
+		t.probeBudgets(a.rungs[len(a.rungs)-1])
 	}
 	r.aliases[as.Name] = a
 	return a, nil

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -213,18 +214,71 @@ func (r *Router) probeSuspect(t *Target, gap time.Duration) {
 }
 
 // sendProbe sends t the probe request with key and classifies its answer.
+// A probe is bounded as a client's attempt would be, by the smallest ttfb
+// of t's aliases (a streamed one, which must also stream its short answer
+// to the end, by twice that), at most probeTimeout; one that runs out of
+// its budget is a timeout of t, not nothing learned. A target whose
+// streams failed lately is probed with a stream.
 func (r *Router) sendProbe(t *Target, key *Key) aierr.Verdict {
-	ctx, cancel := r.timeout(probeTimeout)
-	defer cancel()
-	return sendProbeCtx(ctx, t, key)
+	stream := t.streamFailAt.Load() != 0 && r.now()-t.streamFailAt.Load() < int64(streamProbeWindow)
+	budget := time.Duration(t.probeTTFB.Load())
+	if stream {
+		budget *= 2
+	}
+	if budget <= 0 || budget > probeTimeout {
+		budget = probeTimeout
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	timer := r.clk.AfterFunc(budget, func() { cancel(errProbeTimeout) })
+	defer timer.Stop()
+	call := &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)}
+	if stream {
+		call.Body, call.Stream = streamProbeBody(t.Model), true
+	}
+	v := sendProbeCall(ctx, t, call)
+	if context.Cause(ctx) == errProbeTimeout {
+		return aierr.Verdict{Kind: aierr.Outage, Sub: aierr.FirstByteTimeout, Code: "probe_timeout",
+			Message: "the background probe had no answer within the target's budget"}
+	}
+	return v
 }
 
+// errProbeTimeout is a probe that ran out of its budget.
+var errProbeTimeout = errors.New("probe timeout")
+
 func sendProbeCtx(ctx context.Context, t *Target, key *Key) aierr.Verdict {
-	resp, err := t.prov.up.Send(ctx, &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)})
+	return sendProbeCall(ctx, t, &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)})
+}
+
+// sendProbeCall sends a probe and classifies its answer; a stream's is
+// read to its end, which must be [DONE].
+func sendProbeCall(ctx context.Context, t *Target, call *Call) aierr.Verdict {
+	resp, err := t.prov.up.Send(ctx, call)
 	if err != nil {
 		return t.prov.classifier.ClassifyError(err)
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
-	resp.Body.Close()
-	return t.prov.classifier.Classify(resp.StatusCode, resp.Header, body)
+	defer resp.Body.Close()
+	if !call.Stream || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, aierr.MaxBody))
+		return t.prov.classifier.Classify(resp.StatusCode, resp.Header, body)
+	}
+	var tail []byte
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		tail = append(tail, buf[:n]...)
+		if len(tail) > 64 {
+			tail = tail[len(tail)-64:]
+		}
+		if err == io.EOF {
+			if bytes.Contains(tail, []byte("[DONE]")) {
+				return aierr.Verdict{Kind: aierr.Success}
+			}
+			return aierr.Verdict{Kind: aierr.Outage, Sub: aierr.StreamStalled, Code: "probe_stream_cut", Message: "the probe's stream ended before [DONE]"}
+		}
+		if err != nil {
+			return t.prov.classifier.ClassifyError(err)
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package router
 
 import (
+	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,7 +268,11 @@ func TestSuspicionRecoversByBackgroundProbes(t *testing.T) {
 	clk := clocktest.New(time.Time{})
 	ev := newEvents()
 	stream := withBody(200, firstThenSilent(firstEvent))
-	a, b := newStub(stream, stream, status(500), status(200), stream), newStub(stream)
+	whole := withBody(200, func(context.Context) io.ReadCloser {
+		return io.NopCloser(strings.NewReader(firstEvent + "data: [DONE]\n\n"))
+	})
+	// Its streams stalled, so it is probed with a stream, which must end.
+	a, b := newStub(stream, stream, status(500), whole, stream), newStub(stream)
 	as := AliasSpec{BackgroundProbe: true, Budgets: Budgets{SuspectAfter: time.Second},
 		Breaker: breaker.Config{ConsecutiveFailures: 5, OpenDuration: 2 * time.Second, OpenBackoff: 2, MaxOpenDuration: 3 * time.Second}}
 	aliases, provs := two(as, a, b)
@@ -318,4 +324,69 @@ func TestSuspicionEndsWhenTheBreakerCloses(t *testing.T) {
 	}
 	_, res = streamOn(t, r, "smart")
 	served(t, res, "a/m").Succeed()
+}
+
+// A background probe is bounded as a client's attempt is, by the alias's
+// ttfb, not the router's 10 s: a probe of a hung target is a timeout that
+// reopens the breaker, not a half-open breaker left undecided. A target
+// whose streams stalled is probed with a stream, and one that stalls
+// again fails the probe, though it would answer a plain call.
+func TestBackgroundProbesAreBoundedAndStreamWhereStreamsFailed(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	ev := newEvents()
+	stalled := withBody(200, firstThenSilent(firstEvent))
+	a, b := newStub(hang(), stalled), newStub(stalled)
+	as := AliasSpec{BackgroundProbe: true, Budgets: Budgets{TTFB: 2 * time.Second, Idle: 5 * time.Second},
+		Breaker: breaker.Config{ConsecutiveFailures: 1, OpenDuration: time.Second, MaxOpenDuration: time.Second}}
+	aliases, provs := two(as, a, b)
+	r := build(t, clk, ev, aliases, provs...)
+	target(t, r, "a/m").Breaker().ForceOpen()
+	target(t, r, "a/m").Breaker().Reset()
+	// Open a's breaker with a hang: its probe hangs too, and is cut at
+	// the alias's 2 s.
+	w := start(t, r, "smart", request("smart"))
+	res := goNext(t.Context(), w)
+	clk.WaitForTimers(1)
+	clk.Advance(2 * time.Second)
+	served(t, await(t, res), "b/m").Abandon() // b is not under test
+	clk.Advance(time.Second)                  // open period over: the probe goes
+	waitCalls(t, a, 2)
+	clk.Advance(2 * time.Second)
+	if v := recv(t, ev.probed, "the hung target's probe"); v.Kind != aierr.Outage || v.Code != "probe_timeout" {
+		t.Fatalf("probe of a hung target: %v; want a timeout within the alias's ttfb", v)
+	}
+	if st := target(t, r, "a/m").Breaker().State(); st != breaker.StateOpen {
+		t.Fatalf("after the probe timed out the breaker is %v; want open again", st)
+	}
+	// Now a's streams stall: its probe streams, and a plain answer would
+	// not have told.
+	target(t, r, "a/m").streamFailAt.Store(r.now())
+	clk.Advance(1500 * time.Millisecond) // the grown open period, capped at 1 s: the probe goes
+	waitCalls(t, a, 3)
+	clk.Advance(4 * time.Second) // twice the ttfb for a streamed probe
+	if v := recv(t, ev.probed, "the stalled target's probe"); v.Kind != aierr.Outage {
+		t.Fatalf("probe of a target whose streams stall: %v; want an outage", v)
+	}
+	if c, _ := a.call(a.n() - 1); !c.Stream {
+		t.Fatal("the probe of a target whose streams failed was not a stream")
+	}
+	// No probe after the test: held open, the next one finds it so, and
+	// one already on its way runs out of its budget.
+	target(t, r, "a/m").Breaker().ForceOpen()
+	for range 20 {
+		clk.Advance(5 * time.Second)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitCalls waits until s has been called n times: a probe runs on a
+// goroutine of its own, which the fake clock does not wait for.
+func waitCalls(t *testing.T, s *stub, n int) {
+	t.Helper()
+	for i := 0; s.n() < n; i++ {
+		if i > 5000 {
+			t.Fatalf("%d calls; want %d", s.n(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

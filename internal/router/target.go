@@ -68,6 +68,13 @@ type Target struct {
 	// opens.
 	streamsMu sync.Mutex
 	streams   map[*watch]struct{}
+	// probeTTFB bounds a background probe of the target (ns; 0:
+	// probeTimeout): the smallest ttfb of the aliases it is in, as a
+	// client's attempt is bounded. streamFailAt is when one of its
+	// streams last stalled or fell behind its pace (stopwatch ns): a
+	// target whose streams fail is probed with a stream, since a plain
+	// answer says nothing of them.
+	probeTTFB, streamFailAt atomic.Int64
 	// paces are the recent times per content event of its streams that
 	// succeeded, for the adaptive rate floor.
 	paces *latency.Window
