@@ -390,3 +390,33 @@ func waitCalls(t *testing.T, s *stub, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// With background probes, a half-open breaker is left to its probe: a
+// client's request goes to the next target rather than take the probe's
+// place on a target that may hang or drip.
+func TestBackgroundProbeTakesTheHalfOpenPlace(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	ev := newEvents()
+	ok := status(200)
+	a, b := newStub(status(500), hang()), newStub(ok, ok, ok)
+	as := AliasSpec{BackgroundProbe: true, Budgets: Budgets{TTFB: 2 * time.Second},
+		Breaker: breaker.Config{ConsecutiveFailures: 1, OpenDuration: time.Second, MaxOpenDuration: time.Second}}
+	aliases, provs := two(as, a, b)
+	r := build(t, clk, ev, aliases, provs...)
+	served(t, await(t, goNext(t.Context(), start(t, r, "smart", request("smart")))), "b/m").Succeed() // a's 500 opened it
+	clk.Advance(time.Second)
+	waitCalls(t, a, 2) // the background probe, which hangs: a is half-open meanwhile
+	served(t, await(t, goNext(t.Context(), start(t, r, "smart", request("smart")))), "b/m").Succeed()
+	if a.n() != 2 {
+		t.Fatalf("a called %d times; want 2: its 500 and the probe, no client request in the probe's place", a.n())
+	}
+	clk.Advance(2 * time.Second) // the probe's budget, the alias's ttfb
+	if v := recv(t, ev.probed, "the probe"); v.Code != "probe_timeout" {
+		t.Fatalf("probe %v; want its timeout", v)
+	}
+	target(t, r, "a/m").Breaker().ForceOpen()
+	for range 5 {
+		clk.Advance(5 * time.Second)
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -264,6 +264,12 @@ func (w *Walk) admit(ctx context.Context, t *Target) *Attempt {
 		w.skip(t, "suspected stalled", 0)
 		return nil
 	}
+	if t.background && w.i < len(w.order)-1 && probing(t.breaker.State()) {
+		// Its background probe decides: a client's request that took the
+		// probe's place would wait on a target that may hang or drip.
+		w.skip(t, "breaker open", 0)
+		return nil
+	}
 	key, until := t.pickKey(now)
 	if key == nil {
 		w.skip(t, "no usable key", until)
@@ -642,3 +648,7 @@ func describe(v aierr.Verdict) string {
 	}
 	return s
 }
+
+// probing reports a breaker state in which a target probed in the
+// background is left to its probe: open, or half-open.
+func probing(s breaker.State) bool { return s == breaker.StateOpen || s == breaker.StateHalfOpen }
