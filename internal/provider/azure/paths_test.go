@@ -16,10 +16,9 @@ import (
 
 // officialRequests are the requests the official openai-go client sends
 // with azure.WithEndpoint(endpoint, version) and azure.WithAPIKey(key):
-// official_test.go (go test -tags azuresdk, which needs
-// github.com/Azure/azure-sdk-for-go/sdk/azcore in go.mod) checks this table
-// against the client itself; TestRequestsMatchTheOfficialClient checks
-// this package against the table.
+// official_test.go checks this table against the client itself;
+// TestRequestsMatchTheOfficialClient checks this package against the
+// table.
 var officialRequests = []struct {
 	name, version, op, deployment string
 	// uri is the request line's target: escaped path and query.
