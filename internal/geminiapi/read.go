@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fuseboxhq/fusebox/aireq"
+
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
 // Requests are read as Google's servers read protobuf JSON: a member may
@@ -230,66 +232,15 @@ func appendNumber(b, raw []byte, v float64) []byte {
 const maxDepth = 64
 
 // nestingWithin reports whether the JSON text b nests objects and arrays
-// at most max levels deep. It does not check b otherwise.
-func nestingWithin(b []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = stringEnd(b, i) - 1
-		case '{', '[':
-			if depth++; depth > max {
-				return false
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return true
-}
-
-// stringEnd returns the index after the string that starts with the quote
-// at b[i], or len(b) if it does not end.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		k += j
-		n := 0
-		for m := k - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return k + 1
-		}
-		j = k + 1
-	}
-}
+// at most max levels deep.
+func nestingWithin(b []byte, max int) bool { return jsontext.NestingWithin(b, max) }
 
 // compact appends the valid JSON value raw to b without white space
 // outside strings, invalid UTF-8 (only possible inside strings) replaced
 // by U+FFFD: a client's value written on as it is.
 func compact(b, raw []byte) []byte {
 	start := len(b)
-	for i := 0; i < len(raw); {
-		switch c := raw[i]; c {
-		case '"':
-			end := stringEnd(raw, i)
-			b = append(b, raw[i:end]...)
-			i = end
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			j := i + 1
-			for j < len(raw) && raw[j] != '"' && raw[j] > ' ' {
-				j++
-			}
-			b = append(b, raw[i:j]...)
-			i = j
-		}
-	}
+	b = jsontext.AppendCompact(b, raw)
 	if !utf8.Valid(b[start:]) {
 		fixed := bytes.ToValidUTF8(b[start:], []byte("\uFFFD"))
 		b = append(b[:start], fixed...)

@@ -62,23 +62,7 @@ func appendBool(b []byte, name string, v bool) []byte {
 // by U+FFFD: a client's value written on as it is, on one line.
 func compact(b, raw []byte) []byte {
 	start := len(b)
-	for i := 0; i < len(raw); {
-		switch c := raw[i]; c {
-		case '"':
-			end := stringEnd(raw, i)
-			b = append(b, raw[i:end]...)
-			i = end
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			j := i + 1
-			for j < len(raw) && raw[j] != '"' && raw[j] > ' ' {
-				j++
-			}
-			b = append(b, raw[i:j]...)
-			i = j
-		}
-	}
+	b = jsontext.AppendCompact(b, raw)
 	if !utf8.Valid(b[start:]) {
 		fixed := []byte(string([]rune(string(b[start:]))))
 		b = append(b[:start], fixed...)

@@ -1,11 +1,12 @@
 package responses
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 
 	"github.com/fuseboxhq/fusebox/aireq"
+
+	"github.com/fuseboxhq/fusebox/internal/jsontext"
 )
 
 // Requests are read as OpenAI's servers read them, and as encoding/json
@@ -196,42 +197,5 @@ func readInt(param string, raw []byte) (n int64, ok bool, err error) {
 }
 
 // nestingWithin reports whether the JSON text b nests objects and arrays
-// at most max levels deep. It does not check b otherwise.
-func nestingWithin(b []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = stringEnd(b, i) - 1
-		case '{', '[':
-			if depth++; depth > max {
-				return false
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return true
-}
-
-// stringEnd returns the index after the string that starts with the quote
-// at b[i], or len(b) if it does not end. A quote ends the string unless an
-// odd number of backslashes comes before it; counting them back stops at
-// the previous quote, so the work is linear in b.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		k += j
-		n := 0
-		for m := k - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return k + 1
-		}
-		j = k + 1
-	}
-}
+// at most max levels deep.
+func nestingWithin(b []byte, max int) bool { return jsontext.NestingWithin(b, max) }
