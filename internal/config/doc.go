@@ -138,6 +138,7 @@
 //	      deadline: 30s                # the whole request, failovers included; default none
 //	      suspect_after: 1s            # every stream silent this long: skip the target; default adaptive (4 × p99 gap, 250ms to idle/8); 0 = off
 //	      min_rate: 5                  # content events a second a stream must keep after its first (2s slack); default 0 = no floor
+//	      commit_after: 4              # hold a stream's first 4 content events: one that stalls before then fails over unseen; default 0
 //	jobs_dir: /var/lib/fusebox/jobs    # job records, kept across restarts; default none: in memory
 //	jobs:                              # long-running generation (docs/JOBS.md); names share the models' namespace
 //	  - name: video                    # what clients put in "model"; required, unique

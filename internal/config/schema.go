@@ -357,6 +357,19 @@ type Timeouts struct {
 	MinRate float64 `yaml:"min_rate" auto:"AutoRate"`
 	// AutoRate is set when the file says min_rate: auto; see MinRate.
 	AutoRate bool `yaml:"-"`
+	// CommitAfter holds a stream's first content events back from the
+	// client until this many have come (or the answer ended), each within
+	// suspect_after of the one before (idle when suspect_after is 0),
+	// while a later target could take the request. A stream that stalls,
+	// drips or breaks before then is an outage of its target that the
+	// client never sees: the request fails over as if the stream had not
+	// begun, without continue_on_failure's splice. It costs every held
+	// stream's time to first token the time those events take (a few
+	// tens of milliseconds for most providers' token-sized events; more
+	// for providers that send few large events), and nothing on a
+	// target's last rung. At most 32. Default: 0 (or 1), the first
+	// content commits.
+	CommitAfter int `yaml:"commit_after"`
 }
 
 // Limits cap request and token rates and concurrency. Zero fields mean no

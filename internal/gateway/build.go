@@ -110,7 +110,8 @@ func ownKeys(t config.Target, p config.Provider) []string {
 // budgets returns a timeouts block as an attempt's budgets.
 func budgets(t config.Timeouts) router.Budgets {
 	return router.Budgets{TTFB: t.TTFB, Idle: t.Idle, Total: t.Total, AutoTTFB: t.AutoTTFB, AutoIdle: t.AutoIdle,
-		SuspectAfter: t.SuspectAfter, AutoSuspect: t.AutoSuspect, MinRate: t.MinRate, AutoRate: t.AutoRate}
+		SuspectAfter: t.SuspectAfter, AutoSuspect: t.AutoSuspect, MinRate: t.MinRate, AutoRate: t.AutoRate,
+		CommitAfter: t.CommitAfter}
 }
 
 // since returns the time from start on the server's clock.

@@ -116,9 +116,14 @@ func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 		}
 		h.events = append(h.events, ev.Clone())
 		h.finished = h.finished || finishes(a, ev)
-		if hasContent(a, ev) || ended(a, ev) {
+		if ended(a, ev) {
 			a.Progress()
 			return aierr.Verdict{Kind: aierr.Success}
+		}
+		if hasContent(a, ev) {
+			if a.Progress(); !a.Holding() {
+				return aierr.Verdict{Kind: aierr.Success}
+			}
 		}
 	}
 }
@@ -215,13 +220,14 @@ func (x *exchange) relay(a *router.Attempt) bool {
 		asm = cache.NewAssembler(limit)
 	}
 	for i := 0; ; {
-		ev, err := h.next(&i)
-		if err == nil {
-			a.Progress()
-			x.trace.chunk(a, false)
-		} else {
+		ev, fresh, err := h.next(&i)
+		if err != nil {
 			return x.streamEnded(a, h, asm, ev, err)
 		}
+		if fresh {
+			a.Progress() // the held ones were told as they came
+		}
+		x.trace.chunk(a, false)
 		h.finished = h.finished || finishes(a, ev)
 		// Priced as it comes (a native stream's input is in
 		// message_start, before any content).
@@ -296,19 +302,21 @@ func (x *exchange) write(a *router.Attempt, out sink, raw []byte) error {
 	return err
 }
 
-// next returns the next event: the held ones first, then the stream's.
-func (h *held) next(i *int) (sse.Event, error) {
+// next returns the next event: the held ones first, then the stream's
+// (fresh).
+func (h *held) next(i *int) (ev sse.Event, fresh bool, err error) {
 	if *i < len(h.events) {
 		ev := h.events[*i]
 		*i++
-		return ev, nil
+		return ev, false, nil
 	}
 	h.events = nil
 	clear(h.first[:]) // the held events' bytes go with them
 	if h.eof {
-		return sse.Event{}, io.EOF
+		return sse.Event{}, false, io.EOF
 	}
-	return h.rd.Next()
+	ev, err = h.rd.Next()
+	return ev, true, err
 }
 
 // commit sends the headers of a stream about to flow to the client.

@@ -53,7 +53,10 @@ type Attempt struct {
 	tokens  limit.Reservation // of the target's tpm, settled by Used
 	retry   bool              // not the walk's first attempt on this target
 	hedge   bool              // sent as a hedge
-	lost    atomic.Bool       // canceled because another attempt won the race
+	// holdable: a later target could take the request, so a stream may
+	// be held before it commits (Budgets.CommitAfter).
+	holdable bool
+	lost     atomic.Bool // canceled because another attempt won the race
 	// outrun is the verdict of a loser that had been silent past its
 	// hedge delay, reported when it ends unless it answered after all.
 	outrun atomic.Pointer[aierr.Verdict]
@@ -92,6 +95,13 @@ func (a *Attempt) Progress() {
 	}
 	a.watch.progress()
 }
+
+// Holding reports whether the caller should still hold a stream's
+// content back from its client: its first content has come, fewer than
+// Budgets.CommitAfter content events have (tell each with Progress), and
+// a later target could take the request. A held stream that stalls is cut
+// as one that had not begun: the walk goes on to the next target.
+func (a *Attempt) Holding() bool { return a.watch.holding() }
 
 // Writing and Written bracket the caller's writes of the answer to its
 // client: while a slow client blocks them, the attempt's idle and total

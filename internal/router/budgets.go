@@ -15,6 +15,7 @@ func (b Budgets) or(d Budgets) Budgets {
 		AutoTTFB: b.AutoTTFB || d.AutoTTFB, AutoIdle: b.AutoIdle || d.AutoIdle,
 		SuspectAfter: cmp.Or(b.SuspectAfter, d.SuspectAfter), AutoSuspect: b.AutoSuspect || (b.SuspectAfter == 0 && d.AutoSuspect),
 		MinRate: cmp.Or(b.MinRate, d.MinRate), AutoRate: b.AutoRate || d.AutoRate,
+		CommitAfter: cmp.Or(b.CommitAfter, d.CommitAfter),
 	}
 }
 

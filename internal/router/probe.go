@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -95,6 +96,29 @@ func (r *Router) rests(k *Key, fn func(*atomic.Int64)) {
 	}
 }
 
+// probeRecheck is how soon a background probe that could not be sent
+// looks again.
+const probeRecheck = 50 * time.Millisecond
+
+// probeAgain looks again, probeRecheck later, for a background probe that
+// could not be sent while its breaker stays undecided: open with its
+// period over (the breaker's own timer for that instant had not fired
+// when this one did), or half-open with the probe taken by a client's
+// request, whose end may leave it half-open still. A breaker closed again,
+// or open anew (its opening scheduled the next probe), needs none: so
+// that no half-open breaker waits for a client request that, with
+// background probes, never comes.
+func (r *Router) probeAgain(t *Target) {
+	s := t.breaker.Snapshot()
+	switch {
+	case s.State == breaker.StateHalfOpen:
+	case s.State == breaker.StateOpen && !r.clk.Now().Before(s.OpenUntil):
+	default:
+		return
+	}
+	r.clk.AfterFunc(probeRecheck, func() { go r.probeTarget(t) })
+}
+
 // probeBody is a background probe's request: as cheap as a chat
 // completion gets.
 func probeBody(model string) []byte {
@@ -113,12 +137,19 @@ func streamProbeBody(model string) []byte {
 // is probed with a stream.
 const streamProbeWindow = 10 * time.Minute
 
-// probeBudgets takes an alias's budgets for t into its probes' bound:
-// the smallest ttfb of its aliases.
+// probeBudgets takes an alias's budgets for t into its probes' bounds:
+// the smallest ttfb of its aliases, and the smallest suspicion threshold
+// (idle without one) for a streamed probe's silences.
 func (t *Target) probeBudgets(b Budgets) {
-	for d := b.TTFB; d > 0; {
-		old := t.probeTTFB.Load()
-		if old != 0 && old <= int64(d) || t.probeTTFB.CompareAndSwap(old, int64(d)) {
+	lowest(&t.probeTTFB, b.TTFB)
+	lowest(&t.probeSilence, cmp.Or(b.SuspectAfter, b.Idle))
+}
+
+// lowest lowers v to d (ns) if d is set and v is unset or above it.
+func lowest(v *atomic.Int64, d time.Duration) {
+	for d > 0 {
+		old := v.Load()
+		if old != 0 && old <= int64(d) || v.CompareAndSwap(old, int64(d)) {
 			return
 		}
 	}
@@ -139,11 +170,13 @@ func (r *Router) scheduleProbe(t *Target, tr breaker.Transition) {
 func (r *Router) probeTarget(t *Target) {
 	key, _ := t.pickKey(r.now())
 	if key == nil {
+		r.probeAgain(t) // its keys rest: look again shortly
 		return
 	}
 	permit, err := t.breaker.Allow()
 	if err != nil {
-		return // still open, or a client request is probing
+		r.probeAgain(t)
+		return
 	}
 	if t.breaker.State() != breaker.StateHalfOpen {
 		permit.Ignore() // closed again meanwhile: nothing to learn

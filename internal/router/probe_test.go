@@ -180,3 +180,73 @@ func TestKeyIsBackInRotationOnceItsProbeWorks(t *testing.T) {
 		t.Errorf("probed %d times; want 2 (no probing once the key is back)", up.probes.n())
 	}
 }
+
+// A target whose streams failed lately is probed with a stream, and that
+// stream must keep going: one that sends its first bytes and then falls
+// silent for the alias's suspicion threshold is a stall at that moment,
+// not an answer awaited for the probe's whole budget; the breaker opens
+// again and the next probe comes an open period later.
+func TestStreamedProbeThatFallsSilentIsAStall(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	ev := newEvents()
+	a := newStub(status(500), withBody(200, firstThenSilent(firstEvent)), status(200))
+	r := build(t, clk, ev, []AliasSpec{{Name: "solo", BackgroundProbe: true, Retry: retry.Policy{Attempts: 1},
+		Breaker: breaker.Config{ConsecutiveFailures: 1, OpenDuration: 5 * time.Second},
+		Budgets: Budgets{TTFB: 4 * time.Second, Idle: 30 * time.Second, SuspectAfter: time.Second},
+		Targets: []TargetSpec{{Provider: "a", Model: "m"}}}},
+		ProviderSpec{Name: "a", Upstream: a})
+	if res := await(t, goNext(t.Context(), start(t, r, "solo", nil))); res.err == nil {
+		t.Fatalf("Next: %+v; want the 500 to fail", res.a)
+	}
+	target(t, r, "a/m").streamFailAt.Store(r.now() + 1) // its streams stalled just now
+	clk.Advance(5 * time.Second)                        // the probe goes out and sends its first event
+	clk.WaitForTimers(2)                                // the probe's budget and its silence
+	clk.Advance(time.Second - time.Millisecond)
+	select {
+	case v := <-ev.probed:
+		t.Fatalf("probe decided %v before its stream had been silent 1s", v)
+	default:
+	}
+	clk.Advance(time.Millisecond)
+	if v := recv(t, ev.probed, "probe"); v.Sub != aierr.StreamStalled || v.Code != "probe_stream_stalled" {
+		t.Fatalf("probe verdict %v; want the stream's stall", v)
+	}
+	if c, _ := a.call(1); !c.Stream {
+		t.Errorf("the probe was not streamed: %+v", c)
+	}
+	state(t, r, breaker.StateOpen)
+}
+
+// A half-open breaker whose probe a client request took, and left
+// undecided (the client went away), is not left half-open for ever: the
+// background probe that found the probe taken looks again shortly, and
+// its own probe decides.
+func TestBackgroundProbeLooksAgainWhileTheProbeIsTaken(t *testing.T) {
+	clk := clocktest.New(time.Time{})
+	ev := newEvents()
+	a := newStub(status(500), status(200))
+	r := build(t, clk, ev, []AliasSpec{{Name: "solo", Retry: retry.Policy{Attempts: 1},
+		Breaker: breaker.Config{ConsecutiveFailures: 1, OpenDuration: 5 * time.Second},
+		Targets: []TargetSpec{{Provider: "a", Model: "m"}}}},
+		ProviderSpec{Name: "a", Upstream: a})
+	if res := await(t, goNext(t.Context(), start(t, r, "solo", nil))); res.err == nil {
+		t.Fatalf("Next: %+v; want the 500 to fail", res.a)
+	}
+	clk.Advance(5 * time.Second)
+	tg := target(t, r, "a/m")
+	client, err := tg.Breaker().Allow() // a client's request takes the probe
+	if err != nil || tg.Breaker().State() != breaker.StateHalfOpen {
+		t.Fatalf("Allow: %v, state %v; want the half-open probe", err, tg.Breaker().State())
+	}
+	r.probeTarget(tg) // finds it taken
+	if a.n() != 1 {
+		t.Fatalf("a called %d times; the probe was taken, want no background probe yet", a.n())
+	}
+	client.Ignore() // the client left: nothing learned
+	clk.Advance(probeRecheck)
+	if v := recv(t, ev.probed, "probe"); v.Kind != aierr.Success {
+		t.Fatalf("probe verdict %v; want success", v)
+	}
+	checkProbe(t, a, 1)
+	state(t, r, breaker.StateClosed)
+}

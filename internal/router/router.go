@@ -200,6 +200,14 @@ type Budgets struct {
 	// unset: no floor.
 	MinRate  float64
 	AutoRate bool
+	// CommitAfter holds a stream's first content events until this many
+	// have come (or the answer ended), each within the suspicion
+	// threshold of the one before (the idle budget without one), while
+	// a later target could take the request: a stream that stalls,
+	// drips or breaks before then fails over as if it had not begun,
+	// for the price of the time those events take. 0 or 1: the first
+	// content commits.
+	CommitAfter int
 }
 
 // hedgeFloor is the hedges per second an alias may send whatever its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fuseboxhq/fusebox/aierr"
 	"github.com/fuseboxhq/fusebox/breaker"
+	"github.com/fuseboxhq/fusebox/clock"
 )
 
 // Slow and half-broken streams: a stream must keep a pace (Budgets.MinRate
@@ -218,7 +219,9 @@ func (r *Router) probeSuspect(t *Target, gap time.Duration) {
 // of t's aliases (a streamed one, which must also stream its short answer
 // to the end, by twice that), at most probeTimeout; one that runs out of
 // its budget is a timeout of t, not nothing learned. A target whose
-// streams failed lately is probed with a stream.
+// streams failed lately is probed with a stream, which must also keep
+// going: silent for the smallest suspicion threshold of t's aliases, it
+// is a stall.
 func (r *Router) sendProbe(t *Target, key *Key) aierr.Verdict {
 	stream := t.streamFailAt.Load() != 0 && r.now()-t.streamFailAt.Load() < int64(streamProbeWindow)
 	budget := time.Duration(t.probeTTFB.Load())
@@ -233,27 +236,47 @@ func (r *Router) sendProbe(t *Target, key *Key) aierr.Verdict {
 	timer := r.clk.AfterFunc(budget, func() { cancel(errProbeTimeout) })
 	defer timer.Stop()
 	call := &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)}
+	moved := func() {}
 	if stream {
 		call.Body, call.Stream = streamProbeBody(t.Model), true
+		if gap := time.Duration(t.probeSilence.Load()); gap > 0 {
+			var silence clock.Timer // from the first bytes on
+			defer func() {
+				if silence != nil {
+					silence.Stop()
+				}
+			}()
+			moved = func() {
+				if silence == nil {
+					silence = r.clk.AfterFunc(gap, func() { cancel(errProbeStalled) })
+				}
+				silence.Reset(gap)
+			}
+		}
 	}
-	v := sendProbeCall(ctx, t, call)
-	if context.Cause(ctx) == errProbeTimeout {
+	v := sendProbeCall(ctx, t, call, moved)
+	switch context.Cause(ctx) {
+	case errProbeTimeout:
 		return aierr.Verdict{Kind: aierr.Outage, Sub: aierr.FirstByteTimeout, Code: "probe_timeout",
 			Message: "the background probe had no answer within the target's budget"}
+	case errProbeStalled:
+		return aierr.Verdict{Kind: aierr.Outage, Sub: aierr.StreamStalled, Code: "probe_stream_stalled",
+			Message: "the background probe's stream fell silent for the target's suspicion threshold"}
 	}
 	return v
 }
 
-// errProbeTimeout is a probe that ran out of its budget.
-var errProbeTimeout = errors.New("probe timeout")
-
-func sendProbeCtx(ctx context.Context, t *Target, key *Key) aierr.Verdict {
-	return sendProbeCall(ctx, t, &Call{Path: "/chat/completions", Model: t.Model, Key: key.secret, Body: probeBody(t.Model)})
-}
+// errProbeTimeout is a probe that ran out of its budget; errProbeStalled
+// a streamed probe that fell silent.
+var (
+	errProbeTimeout = errors.New("probe timeout")
+	errProbeStalled = errors.New("probe stream stalled")
+)
 
 // sendProbeCall sends a probe and classifies its answer; a stream's is
-// read to its end, which must be [DONE].
-func sendProbeCall(ctx context.Context, t *Target, call *Call) aierr.Verdict {
+// read to its end, which must be [DONE]; moved is called when the stream's first bytes come and whenever more
+// do.
+func sendProbeCall(ctx context.Context, t *Target, call *Call, moved func()) aierr.Verdict {
 	resp, err := t.prov.up.Send(ctx, call)
 	if err != nil {
 		return t.prov.classifier.ClassifyError(err)
@@ -267,6 +290,9 @@ func sendProbeCall(ctx context.Context, t *Target, call *Call) aierr.Verdict {
 	buf := make([]byte, 4<<10)
 	for {
 		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			moved()
+		}
 		tail = append(tail, buf[:n]...)
 		if len(tail) > 64 {
 			tail = tail[len(tail)-64:]

@@ -75,6 +75,9 @@ type Target struct {
 	// target whose streams fail is probed with a stream, since a plain
 	// answer says nothing of them.
 	probeTTFB, streamFailAt atomic.Int64
+	// probeSilence bounds the silences of a streamed probe (ns; 0:
+	// none): the smallest suspicion threshold of its aliases.
+	probeSilence atomic.Int64
 	// paces are the recent times per content event of its streams that
 	// succeeded, for the adaptive rate floor.
 	paces *latency.Window

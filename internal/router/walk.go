@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -337,6 +338,7 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 	}
 	w.failed = nil
 	a.started, a.Start, a.retry = w.r.now(), w.r.clk.Now(), w.n > 1
+	a.holdable = w.i < len(w.order)-1
 	t.inFlight.Add(1)
 	call := w.call(t, a.Key)
 	if ms, ok := t.prov.up.(messagesSpeaker); ok && w.req.Native != nil && ms.SpeaksMessages(t.Model) {
@@ -365,11 +367,7 @@ func (w *Walk) begin(ctx context.Context, a *Attempt) *Call {
 func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	t := a.Target
 	ttfb, idle, total := w.alias.budgets(t, w.req.Stream, a.started)
-	suspect, rate := time.Duration(0), 0.0
-	if w.req.Stream {
-		suspect, rate = w.alias.suspectAfter(t, a.started), w.alias.minRate(t, a.started)
-	}
-	a.watch.start(ttfb, idle, total, suspect, rate, w.req.Fields.MaxTokens)
+	a.watch.start(ttfb, idle, total, w.bounds(a, idle))
 	var resp *http.Response
 	var err error
 	if u := w.req.Unservable; u != nil && !a.Responses {
@@ -405,6 +403,21 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 		return err
 	}
 	return errNoAnswer // a status no verdict calls a failure (a 3xx)
+}
+
+// bounds returns a streamed attempt's bounds beyond its budgets (none for
+// a plain answer): a stream is held (Budgets.CommitAfter) only while a
+// later target could take the request.
+func (w *Walk) bounds(a *Attempt, idle time.Duration) bounds {
+	if !w.req.Stream {
+		return bounds{}
+	}
+	t := a.Target
+	b := bounds{suspect: w.alias.suspectAfter(t, a.started), rate: w.alias.minRate(t, a.started), maxEvents: w.req.Fields.MaxTokens}
+	if n := w.alias.of(t).CommitAfter; n > 1 && a.holdable {
+		b.hold, b.holdGap = n-1, cmp.Or(b.suspect, idle)
+	}
+	return b
 }
 
 // errNoAnswer is an attempt whose answer was neither a 2xx nor a failure.

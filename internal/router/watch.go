@@ -55,16 +55,32 @@ type watch struct {
 	// to maxEvents (the request's max_tokens; 0: unbounded).
 	rate             float64
 	count, maxEvents int
+	// hold is how many content events after the first the caller holds
+	// back before the stream commits (Budgets.CommitAfter less one),
+	// each due within holdGap of the one before.
+	hold    int
+	holdGap time.Duration
+}
+
+// bounds are a streamed attempt's bounds beyond its budgets: its
+// suspicion threshold, rate floor (over at most maxEvents) and hold.
+type bounds struct {
+	suspect   time.Duration
+	rate      float64
+	maxEvents int
+	hold      int
+	holdGap   time.Duration
 }
 
 // start arms the watchdogs of an attempt being sent: ttfb (0: none) until
 // the first content, then idle (0: none) between chunks, and total (0:
 // none) for the whole attempt.
-func (w *watch) start(ttfb, idle, total, suspect time.Duration, rate float64, maxEvents int) {
+func (w *watch) start(ttfb, idle, total time.Duration, b bounds) {
 	w.mu.Lock() // the timer may fire before start returns
 	defer w.mu.Unlock()
-	w.ttfb, w.idle, w.suspect = ttfb, idle, suspect
-	w.rate, w.maxEvents = rate, maxEvents
+	w.ttfb, w.idle, w.suspect = ttfb, idle, b.suspect
+	w.rate, w.maxEvents = b.rate, b.maxEvents
+	w.hold, w.holdGap = b.hold, b.holdGap
 	w.sent = w.clk.Now()
 	if total > 0 {
 		w.totalAt = w.sent.Add(total)
@@ -99,7 +115,30 @@ func (w *watch) deadline() (time.Time, bool) {
 	if due, ok := w.due(); ok && (at.IsZero() || due.Before(at)) {
 		at = due
 	}
+	if held, ok := w.heldDue(); ok && (at.IsZero() || held.Before(at)) {
+		at = held
+	}
 	return at, !at.IsZero()
+}
+
+// heldDue returns when the next held content event is due: holdGap after
+// the last one, while the stream is held.
+func (w *watch) heldDue() (time.Time, bool) {
+	if !w.holdingLocked() || w.holdGap <= 0 {
+		return time.Time{}, false
+	}
+	return w.lastChunk().Add(w.holdGap), true
+}
+
+// holdingLocked reports whether the stream is still held: its first
+// content came, and fewer than hold events after it. w.mu is held.
+func (w *watch) holdingLocked() bool { return w.inIdle && w.count < w.hold }
+
+// holding is holdingLocked for the caller.
+func (w *watch) holding() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.ended && w.holdingLocked()
 }
 
 // due returns when the stream's next content event is due under its rate
@@ -316,6 +355,8 @@ func (w *watch) overdueLocked(now time.Time) (aierr.Verdict, error, bool) {
 		cause = errAttemptTimeout
 	case w.inIdle && w.idle > 0 && !now.Before(w.lastChunk().Add(w.idle)):
 		cause = aierr.ErrStreamStalled
+	case w.holdingLocked() && w.holdGap > 0 && !now.Before(w.lastChunk().Add(w.holdGap)):
+		cause = aierr.ErrStreamStalled // held, so nothing reached the client
 	case w.inIdle:
 		return tooSlow(), errTooSlow, true
 	default:
