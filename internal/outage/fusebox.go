@@ -83,7 +83,8 @@ func FuseboxPolicy(o Options) string {
 
 // silentPolicy is the chat alias of examples/silent-failures.yaml with
 // the file's defaults block written out, its open period o.Open (5s
-// unless set) and o.Continue's continue_on_failure.
+// unless set), o.Continue's continue_on_failure and o.CommitAfter's
+// commit_after.
 func silentPolicy(o Options) string {
 	p := fmt.Sprintf("breaker: {consecutive: %d, open: %s, open_backoff: 1.5, max_open: %s, background_probe: true}\n",
 		silentConsecutive, yamlDuration(o.Open), yamlDuration(max(silentMaxOpen, o.Open))) +
@@ -91,6 +92,9 @@ func silentPolicy(o Options) string {
 		fmt.Sprintf("timeouts: {ttfb: %s, idle: %s, total: 10m, deadline: %s, suspect_after: %s, min_rate: auto}\n",
 			yamlDuration(fuseboxTTFB), yamlDuration(fuseboxIdle), yamlDuration(silentDeadline), yamlDuration(silentSuspectAfter)) +
 		fmt.Sprintf("hedge: {after: %s, max: 1, budget: %g}\n", yamlDuration(hedgeAfter), hedgeBudget)
+	if o.CommitAfter > 0 {
+		p = strings.Replace(p, "min_rate: auto}", fmt.Sprintf("min_rate: auto, commit_after: %d}", o.CommitAfter), 1)
+	}
 	p += fmt.Sprintf("continue_on_failure: %v\n", o.Continue)
 	return p
 }

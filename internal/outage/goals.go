@@ -188,9 +188,34 @@ func (r *Result) silentGoals(gs *goalList, o Options, fb *Row) {
 			fmt.Sprintf("≤ %s (hedge after %v + healthy p99 %s + 100 ms)", fmtMS(limit), hedgeAfter, fmtMS(healthy)),
 			fmtMS(fb.StormLatency.P99), fb.StormLatency.P99 <= limit)
 	}
-	limit := ms(o.Open) + 1000
-	gs.add("back on the primary after the storm", fmt.Sprintf("≤ %s (open %v + 1 s)", fmtMS(limit), o.Open),
-		fmtOptMS(fb.RecoveryMS), fb.RecoveryMS != nil && *fb.RecoveryMS <= limit)
+	open := r.openAtStormEnd(o)
+	limit := ms(open) + 1000
+	want := fmt.Sprintf("≤ %s (open %v + 1 s)", fmtMS(limit), open)
+	if open != o.Open {
+		want = fmt.Sprintf("≤ %s (the open period in force at the storm's end, %v after open_backoff from %v, + 1 s)", fmtMS(limit), open, o.Open)
+	}
+	gs.add("back on the primary after the storm", want, fmtOptMS(fb.RecoveryMS), fb.RecoveryMS != nil && *fb.RecoveryMS <= limit)
+}
+
+// openAtStormEnd returns the open period of the primary's breaker in
+// force when the storm ended: the length of the open period it was in,
+// or last entered before then, as its transitions show (it grows with
+// open_backoff after each failed probe); o.Open when it never opened.
+func (r *Result) openAtStormEnd(o Options) time.Duration {
+	end := float64(o.stormEnd().Milliseconds())
+	open := o.Open
+	for i, t := range r.Transitions {
+		if t.To != "open" || t.AtMS > end {
+			continue
+		}
+		for _, next := range r.Transitions[i+1:] {
+			if next.From == "open" {
+				open = time.Duration((next.AtMS - t.AtMS) * float64(time.Millisecond)).Round(100 * time.Millisecond)
+				break
+			}
+		}
+	}
+	return max(open, o.Open)
 }
 
 // openedGoal: the primary's breaker opens during the storm.

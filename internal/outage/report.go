@@ -41,6 +41,7 @@ type OptionsReport struct {
 	Seed         uint64   `json:"seed"`
 	Stream       bool     `json:"stream"`
 	Continue     bool     `json:"continue_on_failure"`
+	CommitAfter  int      `json:"commit_after,omitempty"`
 	// Replicas is how many Fusebox gateways served its client; State
 	// their state (memory, or the Redis URL, password hidden).
 	Replicas int    `json:"replicas"`
@@ -163,7 +164,7 @@ func (o Options) report() OptionsReport {
 		Scenario: o.Scenario, Rate: o.Rate, DurationS: o.Duration.Seconds(),
 		StormStartS: o.StormStart.Seconds(), StormLengthS: o.StormLength.Seconds(),
 		LatencyMS: ms(o.Latency), P99MS: ms(o.P99), OpenMS: ms(o.Open), Seed: o.Seed,
-		Stream: o.Stream, Continue: o.Continue, ClientTimeoutMS: ms(o.clientTimeout),
+		Stream: o.Stream, Continue: o.Continue, CommitAfter: o.CommitAfter, ClientTimeoutMS: ms(o.clientTimeout),
 		Replicas: o.Replicas, State: config.StateURL(o.State).String(),
 	}
 	switch o.Scenario {

@@ -134,6 +134,11 @@ type Options struct {
 	// that breaks after content reached the client goes on from the next
 	// target.
 	Continue bool
+	// CommitAfter sets timeouts.commit_after on the silent scenarios'
+	// alias: a stream is held until that many content events came, so one
+	// that drips, stalls or is cut before then fails over unseen. 0: none,
+	// as the example file has it.
+	CommitAfter int
 	// Replicas is how many Fusebox gateways serve Fusebox's client, its
 	// requests spread over them in turn, as a load balancer would. 0: 1.
 	Replicas int
