@@ -78,3 +78,27 @@ func TestShortAnswerInsideItsHold(t *testing.T) {
 		t.Fatalf("stream %q (%d preambles), %v, secondary called %d times; want the primary's whole answer", got, roles, err, s.calls())
 	}
 }
+
+// An upstream that floods a held stream with events that carry no content
+// does not make the gateway hold them without bound: past maxHeld bytes
+// the stream commits with what it holds (here, to then stall and break).
+func TestHoldIsBoundedInBytes(t *testing.T) {
+	empty := chunk(`{}`)
+	p := hangingUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, release <-chan struct{}) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, chunk(`{"role":"assistant","content":""}`))
+		io.WriteString(w, chunk(`{"content":"Hel"}`))
+		for n := 0; n <= 2*maxHeld; n += len(empty) {
+			io.WriteString(w, empty)
+		}
+		w.(http.Flusher).Flush()
+		block(r, release)
+	})
+	s := newUpstream(t, streamOf([]string{"from ", "secondary"}, nil))
+	_, gw := gateway(t, nil, silentLadder("{ttfb: 2s, idle: 1s, suspect_after: 800ms, commit_after: 4}", ""), p, s)
+	c := newClient(gw.URL)
+	got, _, err := streamText(c.Chat.Completions.NewStreaming(t.Context(), params("smart")))
+	if got != "Hel" || err == nil || s.calls() != 0 {
+		t.Fatalf("stream %q, %v, secondary called %d times; want the primary's committed part, then its break", got, err, s.calls())
+	}
+}

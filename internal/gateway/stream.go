@@ -89,6 +89,10 @@ type held struct {
 	first [4]sse.Event
 	// sw is the client's event writer once the stream commits (sseWriter).
 	sw sse.Writer
+	// content: the first content has come; heldBytes counts the events
+	// held since.
+	content   bool
+	heldBytes int
 }
 
 // prepare reads a streamed answer until its first content or its end; see
@@ -121,11 +125,30 @@ func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
 			return aierr.Verdict{Kind: aierr.Success}
 		}
 		if hasContent(a, ev) {
-			if a.Progress(); !a.Holding() {
-				return aierr.Verdict{Kind: aierr.Success}
-			}
+			h.content = true
+			a.Progress()
+		}
+		if h.committable(a, ev) {
+			return aierr.Verdict{Kind: aierr.Success}
 		}
 	}
+}
+
+// maxHeld bounds the bytes a stream's hold (commit_after) keeps: past
+// it, the stream commits with what it holds.
+const maxHeld = 256 << 10
+
+// committable reports whether a stream that has its first content may
+// commit after ev: it is not held (commit_after), or no longer, or holds
+// maxHeld already.
+func (h *held) committable(a *router.Attempt, ev sse.Event) bool {
+	if !h.content {
+		return false
+	}
+	if h.heldBytes += len(ev.Raw); h.heldBytes > maxHeld {
+		return true
+	}
+	return !a.Holding()
 }
 
 // release returns a stream's reader to the pool.

@@ -138,7 +138,7 @@ func (w *watch) holdingLocked() bool { return w.inIdle && w.count < w.hold }
 func (w *watch) holding() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.ended && w.holdingLocked()
+	return w.holdingLocked()
 }
 
 // due returns when the stream's next content event is due under its rate
