@@ -34,12 +34,12 @@ var allocCeilings = []struct {
 	// bytes, with a little room for maps and slices that grow by doubling.
 	allocs, bytes int
 }{
-	{"json", 56, 12300},
-	{"stream", 78, 17400},
-	{"budgeted", 67, 13400},
+	{"json", 55, 12300},
+	{"stream", 77, 17400},
+	{"budgeted", 66, 13400},
 	{"cached", 38, 9500},
-	{"translated", 127, 16500},
-	{"translated-stream", 204, 29400},
+	{"translated", 126, 16500},
+	{"translated-stream", 203, 29400},
 }
 
 // allocCase is one kind of request of the gate.

@@ -412,3 +412,32 @@ func TestKeepTakesOverUnchangedTargets(t *testing.T) {
 		t.Errorf("after removing p1: %+v", u)
 	}
 }
+
+// A client's own Idempotency-Key reaches the upstream tagged with the
+// client, so that two clients that chose the same key never share an
+// upstream's stored answer; one too long to send on goes as its hash; and
+// a walk without one draws a random key.
+func TestUpstreamIdempotencyKeysAreTheClients(t *testing.T) {
+	a := newStub(status(200))
+	r := build(t, clocktest.New(time.Time{}), nil, []AliasSpec{{Name: "solo", Targets: []TargetSpec{{Provider: "a", Model: "m"}}}},
+		ProviderSpec{Name: "a", Upstream: a})
+	key := func(flow, idem string) string {
+		req := request("solo")
+		req.Flow, req.IdempotencyKey = flow, idem
+		return start(t, r, "solo", req).idempotencyKey()
+	}
+	alice, bob := key("alice", "order-42"), key("bob", "order-42")
+	if !strings.HasPrefix(alice, "order-42-") || alice == bob || alice != key("alice", "order-42") {
+		t.Errorf("keys %q (alice) and %q (bob); want the client's key, tagged apart per client, and the same for the same client", alice, bob)
+	}
+	if open := key("", "order-42"); open != "order-42-0" {
+		t.Errorf("without clients: %q; want order-42-0", open)
+	}
+	long := strings.Repeat("k", maxClientIdem+1)
+	if got := key("alice", long); len(got) > maxClientIdem || strings.Contains(got, "kkk") || got != key("alice", long) || got == key("bob", long) {
+		t.Errorf("a %d-byte key went as %q; want its per-client hash", len(long), got)
+	}
+	if r1, r2 := key("alice", ""), key("alice", ""); r1 == r2 || len(r1) != 26 {
+		t.Errorf("random keys %q, %q; want 24 hex digits and a generation, new each walk", r1, r2)
+	}
+}

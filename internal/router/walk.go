@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
@@ -97,9 +98,13 @@ type Walk struct {
 	// refusals how many targets refused them.
 	refused  *Unservable
 	refusals int
-	idemBase string
-	idemGen  int
-	pending  *Attempt
+	// idemRaw is the walk's random idempotency key, or the hash of a
+	// client's key too long to send on; idemTag the client's own tag for
+	// a key it chose (see idempotencyKey).
+	idemRaw [12]byte
+	idemTag [4]byte
+	idemGen int
+	pending *Attempt
 	// Lost lists the targets of hedged attempts canceled because another
 	// won: sent, their cost unknown.
 	Lost []*Target
@@ -140,12 +145,7 @@ func (r *Router) Start(a *Alias, req *Request) *Walk {
 			w.order = first(w.order, t)
 		}
 	}
-	w.idemBase = req.IdempotencyKey
-	if w.idemBase == "" {
-		var b [12]byte
-		rand.Read(b[:])
-		w.idemBase = hex.EncodeToString(b[:])
-	}
+	w.idemKeys()
 	a.budget.Request()
 	if a.hedges != nil {
 		a.hedges.Request()
@@ -462,6 +462,11 @@ func (w *Walk) ready(a *Attempt) error {
 				return &verdictError{v}
 			}
 		}
+		if cut := a.Cut(); cut != nil {
+			// A watchdog cut it as Prepare saw its last event: it was
+			// told as a failure, and is not delivered.
+			return &verdictError{*cut}
+		}
 		return nil
 	}
 	return body.peek()
@@ -528,8 +533,50 @@ func (w *Walk) call(t *Target, k *Key) *Call {
 	body = f.WithModel(body, t.Model)
 	return &Call{
 		Path: w.req.Path, Model: t.Model, Key: k.secret, Body: body, Stream: w.req.Stream,
-		IdempotencyKey: w.idemBase + "-" + strconv.Itoa(w.idemGen), Header: w.req.Header,
+		IdempotencyKey: w.idempotencyKey(), Header: w.req.Header,
 	}
+}
+
+// maxClientIdem is the longest client Idempotency-Key sent on as it is;
+// a longer one is sent as its hash.
+const maxClientIdem = 64
+
+// idemKeys draws the walk's idempotency key, or derives it from the
+// client's own.
+func (w *Walk) idemKeys() {
+	k := w.req.IdempotencyKey
+	switch {
+	case k == "":
+		rand.Read(w.idemRaw[:])
+	case len(k) > maxClientIdem:
+		h := sha256.New()
+		h.Write([]byte(w.req.Flow))
+		h.Write([]byte{0})
+		h.Write([]byte(k))
+		copy(w.idemRaw[:], h.Sum(nil))
+	case w.req.Flow != "":
+		sum := sha256.Sum256([]byte(w.req.Flow))
+		copy(w.idemTag[:], sum[:])
+	}
+}
+
+// idempotencyKey returns the Idempotency-Key of the walk's next attempt:
+// the client's own key, tagged with the client (so that two clients that
+// chose the same key never share an upstream's stored answer), or the
+// walk's random one, then the attempt's generation (a hedge, or a retry
+// after a throttle, gets its own).
+func (w *Walk) idempotencyKey() string {
+	var buf [maxClientIdem + 24]byte
+	b := buf[:0]
+	if k := w.req.IdempotencyKey; k != "" && len(k) <= maxClientIdem {
+		b = append(b, k...)
+		if w.req.Flow != "" {
+			b = hex.AppendEncode(append(b, '-'), w.idemTag[:])
+		}
+	} else {
+		b = hex.AppendEncode(b, w.idemRaw[:])
+	}
+	return string(strconv.AppendInt(append(b, '-'), int64(w.idemGen), 10))
 }
 
 // after decides, from a failed attempt's verdict, where the walk goes next.
