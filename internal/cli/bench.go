@@ -102,7 +102,7 @@ the outage is learned once for the fleet instead of once per replica.`,
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated providers")
 	f.BoolVar(&o.Stream, "stream", false, "stream every request (stall, partial, drip and cut always do)")
 	f.BoolVar(&o.Continue, "continue", false, "set continue_on_failure: true on Fusebox's alias")
-	f.IntVar(&o.CommitAfter, "commit-after", 0, "set timeouts.commit_after on the silent scenarios' alias: hold each stream until that many content events came")
+	f.IntVar(&o.CommitAfter, "commit-after", 4, "timeouts.commit_after of the silent scenarios' alias, as examples/silent-failures.yaml has it; 0: none")
 	f.IntVar(&o.Replicas, "replicas", 1, "Fusebox gateways serving its client, requests spread over them in turn")
 	f.StringVar(&o.State, "state", "memory", "the gateways' state: memory (each its own) or a Redis URL, redis://host:port/db (shared)")
 	f.DurationVar(&o.ProgressEvery, "progress-every", 10*time.Second, "print a line of progress this often")

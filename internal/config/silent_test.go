@@ -405,6 +405,10 @@ func TestSilentFailureErrors(t *testing.T) {
 			}},
 		{"suspect_after not below idle", with("defaults: {timeouts: {idle: 10s, suspect_after: 10s}}"),
 			[]string{`f.yaml:8: defaults.timeouts.suspect_after: suspect_after (10s) is not below idle (10s): streams would time out before the target is suspected`}},
+		{"commit_after above its cap", with("defaults: {timeouts: {commit_after: 33}}"),
+			[]string{`f.yaml:8: defaults.timeouts.commit_after: commit_after (33) is above 32: a held stream's events are kept in memory until it commits`}},
+		{"negative commit_after", with("defaults: {timeouts: {commit_after: -1}}"),
+			[]string{`f.yaml:8: defaults.timeouts.commit_after: must not be negative, got -1`}},
 		{"hedge without after", two("    hedge: {max: 1}"),
 			[]string{`f.yaml:5: models[0].hedge.after: hedge needs after: a duration such as 800ms, or a percentile such as p95`}},
 		{"empty hedge", two("    hedge: {}"),
@@ -495,7 +499,7 @@ func TestSilentFailuresExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	chat, reasoning := c.Models[0], c.Models[1]
-	if tt := chat.Targets[0].Timeouts; tt.TTFB != 2*time.Second || tt.Idle != 10*time.Second || tt.Deadline != 30*time.Second || tt.SuspectAfter != time.Second {
+	if tt := chat.Targets[0].Timeouts; tt.TTFB != 2*time.Second || tt.Idle != 10*time.Second || tt.Deadline != 30*time.Second || tt.SuspectAfter != time.Second || tt.CommitAfter != 4 {
 		t.Errorf("chat timeouts = %+v", tt)
 	}
 	if chat.Hedge != (Hedge{After: 800 * time.Millisecond, Max: 1, Budget: 0.1}) || !chat.ContinueOnFailure || chat.Retry.SameTargetWait != 0 {

@@ -483,7 +483,7 @@ func (c *Config) checkTimeouts(r *report, path string, t Timeouts) {
 	if r.lines.has(path+".suspect_after") && t.SuspectAfter > 0 && t.Idle > 0 && t.SuspectAfter >= t.Idle {
 		r.field(path+".suspect_after", "suspect_after ("+t.SuspectAfter.String()+") is not below idle ("+t.Idle.String()+"): streams would time out before the target is suspected")
 	}
-	if t.CommitAfter > MaxCommitAfter {
+	if r.lines.has(path+".commit_after") && t.CommitAfter > MaxCommitAfter {
 		r.field(path+".commit_after", fmt.Sprintf("commit_after (%d) is above %d: a held stream's events are kept in memory until it commits", t.CommitAfter, MaxCommitAfter))
 	}
 }

@@ -36,7 +36,8 @@ const (
 // 8s, a background probe at its end; a first content within 2s, no
 // silence over 10s, a target suspect once every stream on it is silent
 // 1s, streams that keep a third of their target's own recent pace
-// (min_rate: auto), 30s for a whole request; a hedge after 800ms.
+// (min_rate: auto), the first 4 content events held (commit_after, from
+// Options.CommitAfter), 30s for a whole request; a hedge after 800ms.
 const (
 	silentConsecutive  = 5
 	silentOpen         = 5 * time.Second

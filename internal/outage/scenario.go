@@ -136,8 +136,9 @@ type Options struct {
 	Continue bool
 	// CommitAfter sets timeouts.commit_after on the silent scenarios'
 	// alias: a stream is held until that many content events came, so one
-	// that drips, stalls or is cut before then fails over unseen. 0: none,
-	// as the example file has it.
+	// that drips, stalls or is cut before then fails over unseen
+	// (examples/silent-failures.yaml has 4; fusebox bench's default). 0:
+	// none.
 	CommitAfter int
 	// Replicas is how many Fusebox gateways serve Fusebox's client, its
 	// requests spread over them in turn, as a load balancer would. 0: 1.

@@ -45,10 +45,10 @@ func TestScenarioSetups(t *testing.T) {
 		}
 	}
 	for _, sc := range []Scenario{Stall, Drip, Cut, HangHedge} {
-		o := Options{Scenario: sc, Continue: true}.withDefaults()
+		o := Options{Scenario: sc, Continue: true, CommitAfter: 4}.withDefaults()
 		p := FuseboxPolicy(o)
 		for _, want := range []string{"consecutive: 5, open: 5s, open_backoff: 1.5, max_open: 8s, background_probe: true",
-			"same_target_wait: 0", "deadline: 30s, suspect_after: 1s, min_rate: auto", "hedge: {after: 800ms, max: 1, budget: 0.1}", "continue_on_failure: true"} {
+			"same_target_wait: 0", "deadline: 30s, suspect_after: 1s, min_rate: auto, commit_after: 4}", "hedge: {after: 800ms, max: 1, budget: 0.1}", "continue_on_failure: true"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("%s: policy lacks %q (examples/silent-failures.yaml's chat alias):\n%s", sc, want, p)
 			}
