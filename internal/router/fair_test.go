@@ -56,12 +56,16 @@ func TestRateLimitedTargetIsSharedByFlowWeight(t *testing.T) {
 		}
 	}
 	// next lets the turn's holder go once it sleeps for its slot: every
-	// queued request has its MaxWait timer, the holder its slot's.
+	// queued request has its MaxWait timer, the holder its slot's. The
+	// clock moves one slot (a second at 60 rpm), not to the next timer:
+	// on a loaded machine the count can match before the holder has armed
+	// its slot's timer, and the next timer is then a MaxWait an hour away,
+	// which would let every request go at once.
 	next := func() {
 		for clk.Pending() != target.Queued()+1 {
 			time.Sleep(time.Millisecond)
 		}
-		clk.AdvanceToNext()
+		clk.Advance(time.Second)
 	}
 	// One slot a second: let 40 go, one at a time.
 	const rounds = 40
