@@ -188,14 +188,26 @@ func (j *Jobs) resubmit(rec *record, al *alias, t *target, failed json.RawMessag
 }
 
 // finish records a job's end and settles its reservation at cost.
+//
+// With leases, the fleet says which replica settles (once); a settlement
+// Redis could not confirm is left to the sweep, which asks again.
 func (j *Jobs) finish(rec *record, t *target, cost float64) {
 	if rec.Settled {
 		return
 	}
-	rec.Finished = j.clk.Now()
+	if rec.Finished.IsZero() {
+		rec.Finished = j.clk.Now()
+	}
 	rec.Cost = cost
-	rec.Settled = true
+	charge, done := j.settleOnce(rec)
+	rec.Settled = done
 	j.persist(rec)
+	if !charge {
+		if done {
+			j.settle(rec, 0) // settled under an earlier epoch: only this replica's reservation goes
+		}
+		return
+	}
 	j.settle(rec, cost)
 	if cost > 0 && t != nil {
 		j.observe(Event{Kind: "cost", Client: rec.Client, Alias: rec.Alias, Target: t.name, USD: cost})
