@@ -18,7 +18,7 @@ func (s *Server) startJobs(cfg *config.Config) error {
 	var shared jobs.Shared
 	var leases jobs.Leases
 	if s.fleet != nil {
-		shared = s.fleet                          // any replica answers for any job
+		shared = s.fleet                        // any replica answers for any job
 		leases = jobLeases{s.fleet.Work("job")} // and adopts it when its replica dies
 	}
 	j, err := jobs.New(jobs.Options{

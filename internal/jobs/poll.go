@@ -86,6 +86,20 @@ func (j *Jobs) refresh(ctx context.Context, rec record) record {
 	return j.observed(rec, t, job, a.body)
 }
 
+// peek asks the target how a job another replica runs is now, for one
+// request: nothing is recorded or settled (that is the owner's).
+func (j *Jobs) peek(ctx context.Context, rec record) record {
+	t, al := j.targets[rec.Target], j.aliases[rec.Alias]
+	if t == nil || al == nil {
+		return rec
+	}
+	a := j.do(ctx, t, call{method: http.MethodGet, url: t.url(t.cfg.PollPath, rec.Upstream), key: rec.Key, timeout: al.cfg.Timeouts.Poll})
+	if job, ok := parseJob(a.body); a.err == nil && a.status/100 == 2 && ok && job.ID == rec.Upstream && job.Status != "" {
+		rec.State = job.Status
+	}
+	return rec
+}
+
 // observed records a job's new state, once: of several polls that see it
 // end, one settles it.
 func (j *Jobs) observed(rec record, t *target, job upstreamJob, raw []byte) record {

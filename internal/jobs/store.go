@@ -67,9 +67,9 @@ type record struct {
 	// Epoch is the lease's epoch this replica runs the job under, with
 	// Options.Leases: a record of an older epoch is another replica's past.
 	Epoch    int64     `json:"epoch,omitempty"`
-	Created   time.Time `json:"created"`
-	Polled    time.Time `json:"polled"`
-	Finished  time.Time `json:"finished,omitzero"`
+	Created  time.Time `json:"created"`
+	Polled   time.Time `json:"polled"`
+	Finished time.Time `json:"finished,omitzero"`
 }
 
 // clone returns a copy of r that shares nothing mutable with it.
