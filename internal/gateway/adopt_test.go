@@ -185,6 +185,7 @@ jobs:
 	}
 	eventually(t, "A to be in the middle of the batch", func() bool { return chats.Load() >= 40 })
 	a.kill()
+	killed := time.Now()
 	if n := chats.Load(); n >= lines {
 		t.Fatalf("the batch was over (%d calls) before A was killed", n)
 	}
@@ -196,6 +197,7 @@ jobs:
 		return err == nil && got.Status == openai.VideoStatusCompleted
 	})
 	vc := client(c, "ks")
+	t.Logf("the job completed on B %v after A was killed (lease 1s)", time.Since(killed).Round(time.Millisecond))
 	resp, err := vc.Videos.DownloadContent(ctx, v.ID, openai.VideoDownloadContentParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +216,7 @@ jobs:
 		bat = got
 		return got.Status != openai.BatchStatusInProgress && got.Status != openai.BatchStatusValidating && got.Status != openai.BatchStatusFinalizing
 	})
+	t.Logf("the batch completed %v after A was killed, %d upstream calls for %d lines", time.Since(killed).Round(time.Millisecond), chats.Load(), lines)
 	if bat.Status != openai.BatchStatusCompleted || bat.RequestCounts.Completed != lines {
 		t.Fatalf("batch %s, counts %+v\nB:\n%s\nC:\n%s", bat.Status, bat.RequestCounts, b.stderr, c.stderr)
 	}

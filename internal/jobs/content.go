@@ -27,7 +27,7 @@ func (j *Jobs) handleContent(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case live(rec.State) && local:
 		rec = j.refresh(r.Context(), rec)
-	case !local && rec.Upstream != "" && !ended(rec.State):
+	case rec.Upstream != "" && !ended(rec.State):
 		rec = j.peek(r.Context(), rec) // its owner may not have seen it end yet, or be settling it
 	}
 	t, al := j.targets[rec.Target], j.aliases[rec.Alias]
