@@ -258,13 +258,7 @@ jobs:
 // slow is eventually with room for a lease to end and work to finish.
 func slow(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventuallyWithin(t, 60*time.Second, what, cond)
 }
 
 // outputIDs counts the custom ids of an output file, read through the
