@@ -163,12 +163,17 @@ func (r *replica) kill() {
 
 func (r *replica) do(method, path string, body string) reply {
 	r.rig.t.Helper()
+	return r.doAs("studio", method, path, body)
+}
+
+func (r *replica) doAs(client, method, path string, body string) reply {
+	r.rig.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, _ := http.NewRequest(method, r.gw.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer studio")
+	req.Header.Set("Authorization", "Bearer "+client)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -210,6 +215,12 @@ func TestJobOfADeadReplicaIsAdopted(t *testing.T) {
 		t.Fatalf("a delete on B while A's lease runs: %d %s", r.status, r.body)
 	}
 	rig.clk.Advance(testLease + 5*time.Second) // the provider has finished; A's lease has ended
+	if r := b.doAs("intruder", http.MethodGet, "/v1/videos/"+v.ID, ""); r.status != http.StatusNotFound {
+		t.Fatalf("another client's poll: %d %s", r.status, r.body)
+	}
+	if _, held := b.fleet.Work("job").Holds(v.ID); held {
+		t.Fatal("another client's poll adopted the job")
+	}
 	var wg sync.WaitGroup
 	var statuses [2]string
 	for i, r := range []*replica{b, c} {
@@ -387,7 +398,7 @@ func TestSweepAdoptsOrphans(t *testing.T) {
 	b.jobs.sweep() // the background sweep may be at it too
 	waitFor(t, "the adopted job to be completed and settled", func() bool {
 		rec, ok := b.jobs.store.get(v.ID)
-		return ok && rec.State == stateCompleted && rec.Settled
+		return ok && rec.State == stateCompleted && rec.Settled && len(b.charged()) > 0
 	})
 	if got := b.charged(); len(got) != 1 {
 		t.Errorf("charged %v", got)

@@ -10,8 +10,9 @@ import (
 
 // owned returns the client's job id, and whether this replica runs it
 // (local; else the record is the fleet's, read only). A job whose owner's
-// lease has ended is adopted here first. Another client's job, or one
-// that does not exist, is the same 404, so that ids cannot be probed.
+// lease has ended is adopted here first, for its own client only.
+// Another client's job, or one that does not exist, is the same 404, so
+// that ids cannot be probed.
 func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (rec record, local, ok bool) {
 	client, ok := j.identify(w, r)
 	if !ok {
@@ -19,15 +20,20 @@ func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (rec record, local,
 	}
 	id := r.PathValue("id")
 	rec, local = j.store.get(id)
-	if local && !j.holding(id) {
-		rec, local = j.takeUp(rec)
-	}
-	if !local && rec.ID == "" {
-		if rec, ok = j.fromFleet(id); ok {
-			rec, local = j.adoptFleet(rec)
-		}
+	if !local {
+		rec, ok = j.fromFleet(id)
 	}
 	if !ok || rec.Client != client || rec.State == stateDeleted {
+		notFound(id).write(w)
+		return record{}, false, false
+	}
+	switch {
+	case local && !j.holding(id):
+		rec, local = j.takeUp(rec)
+	case !local:
+		rec, local = j.adoptFleet(rec)
+	}
+	if rec.State == stateDeleted { // as the fleet has it, since
 		notFound(id).write(w)
 		return record{}, false, false
 	}
