@@ -110,6 +110,10 @@ func New(o Options) (*API, error) {
 		a.Close()
 		return nil, err
 	}
+	if ad := a.adopter(); ad != nil {
+		a.wg.Add(1)
+		go a.adoptLoop(ad)
+	}
 	return a, nil
 }
 

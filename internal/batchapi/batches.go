@@ -152,6 +152,9 @@ func (a *API) handleCancel(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "batch", r.PathValue("id"))
 		return
 	}
+	if ad := a.adopter(); ad != nil && active(b.Status) && !ad.Holds(b.ID) {
+		a.adoptBatch(ad, b.ID) // its replica stopped: the cancel is this one's
+	}
 	b, err = a.cancelBatch(b)
 	if errors.Is(err, ErrElsewhere) {
 		writeError(w, http.StatusConflict, "invalid_request_error", "batch_elsewhere", "",

@@ -7,3 +7,12 @@ func FileCount(a *API) int {
 	defer a.files.mu.Unlock()
 	return len(a.files.byID)
 }
+
+// RunState reports whether a runs batch id, and whether it knows the
+// batch was adopted elsewhere.
+func RunState(a *API, id string) (running, lost bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rn := a.runs[id]
+	return rn != nil, rn != nil && rn.lost
+}

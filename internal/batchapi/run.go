@@ -16,6 +16,7 @@ type run struct {
 	owner, input string
 	r            *batch.Runner // nil until the lines start
 	expired      bool
+	lost         bool // adopted by another replica: the run stops here
 	expiry       clock.Timer
 }
 
@@ -60,14 +61,21 @@ func (a *API) admit(b Batch) bool {
 	return true
 }
 
-// resume starts every batch the store has in progress.
+// resume starts every batch the store has in progress; with an Adopter,
+// those whose lease it can take (the others run elsewhere, or wait for
+// their lease to end: adoptLoop takes them then).
 func (a *API) resume() error {
 	all, err := a.store.List("")
 	if err != nil {
 		return err
 	}
+	ad := a.adopter()
 	for _, b := range all {
 		if !active(b.Status) {
+			continue
+		}
+		if ad != nil {
+			a.adoptBatch(ad, b.ID)
 			continue
 		}
 		rn := &run{owner: b.Owner, input: b.InputFileID}
@@ -137,8 +145,8 @@ func (a *API) execute(b Batch, rn *run) {
 	var s batch.Summary
 	if b.Status == StatusInProgress {
 		s, err = a.runLines(b, rn)
-		if a.ctx.Err() != nil {
-			return
+		if a.ctx.Err() != nil || a.isLost(rn) {
+			return // resumed by the next New, or run by the adopter
 		}
 		if err != nil {
 			b, err = a.fail(b.ID, "internal_error", err.Error())
@@ -150,7 +158,15 @@ func (a *API) execute(b Batch, rn *run) {
 	a.logEnd(b, err)
 }
 
+// isLost reports whether rn's batch was adopted by another replica.
+func (a *API) isLost(rn *run) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return rn.lost
+}
+
 func (a *API) logEnd(b Batch, err error) {
+	a.finished(b)
 	if err != nil {
 		a.log.Error("batch", "batch", b.ID, "error", err.Error())
 		return
@@ -161,7 +177,7 @@ func (a *API) logEnd(b Batch, err error) {
 // validate checks the input file and counts its requests, then moves the
 // batch to in_progress (or to failed, cancelled).
 func (a *API) validate(b Batch) (Batch, error) {
-	f, ok := a.files.get(b.Owner, b.InputFileID)
+	f, ok := a.inputFile(b)
 	if !ok {
 		return a.fail(b.ID, "file_not_found", "The input file was deleted.")
 	}
@@ -185,7 +201,7 @@ func (a *API) validate(b Batch) (Batch, error) {
 
 // runLines runs the batch's lines on the engine, as its owner.
 func (a *API) runLines(b Batch, rn *run) (batch.Summary, error) {
-	f, ok := a.files.get(b.Owner, b.InputFileID)
+	f, ok := a.inputFile(b)
 	if !ok {
 		return batch.Summary{}, errors.New("the input file was deleted")
 	}
@@ -202,7 +218,7 @@ func (a *API) runLines(b Batch, rn *run) (batch.Summary, error) {
 	}
 	a.mu.Lock()
 	rn.r = r
-	stop := rn.expired
+	stop := rn.expired || rn.lost
 	a.mu.Unlock()
 	if cur, ok, _ := a.store.Get(b.ID); stop || ok && cur.Status == StatusCancelling {
 		r.Stop()

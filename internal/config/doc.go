@@ -28,6 +28,7 @@
 //	  addrs: []                        # more nodes: Cluster seeds or Sentinels
 //	  cluster: false                   # the nodes are a Redis Cluster
 //	  master_name: ""                  # Sentinel master; the URL's host and addrs are Sentinels
+//	  lease: 10s                       # a replica's claim on running work (idempotency key, job, batch) after its last renewal
 //	clients:                           # gateway API keys; none = open
 //	  - name: web                      # required, unique
 //	    key: "${FUSEBOX_KEY_WEB}"      # required, unique; Bearer or x-api-key

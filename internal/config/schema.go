@@ -712,6 +712,12 @@ type Fleet struct {
 	// MasterName is the Sentinel master's name; set, the state URL's host
 	// and Addrs are the Sentinels.
 	MasterName string `yaml:"master_name"`
+	// Lease is how long a replica's claim on running work (an
+	// Idempotency-Key being answered, a video job, a Batch API batch)
+	// outlives its last renewal: a replica that dies leaves its work to
+	// the others after at most this long. At least twice sync.
+	// Default: 10s.
+	Lease time.Duration `yaml:"lease"`
 }
 
 // Idempotency configures replays of requests that carry an

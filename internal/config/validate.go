@@ -145,12 +145,15 @@ func (c *Config) checkState(r *report) {
 		if r.failed("state") {
 			return // the file meant another state
 		}
-		if f := c.Fleet; f.Prefix != "" || f.Timeout != 0 || f.Sync != 0 || len(f.Addrs) > 0 || f.Cluster || f.MasterName != "" {
+		if f := c.Fleet; f.Prefix != "" || f.Timeout != 0 || f.Sync != 0 || len(f.Addrs) > 0 || f.Cluster || f.MasterName != "" || f.Lease != 0 {
 			r.field("fleet", "set with state: memory, where nothing is shared; set state: redis://host:port/db, or remove fleet")
 		}
 		return
 	}
 	negatives(r, "fleet", reflect.ValueOf(c.Fleet))
+	if sync := cmp.Or(c.Fleet.Sync, 50*time.Millisecond); c.Fleet.Lease > 0 && c.Fleet.Lease < 2*sync {
+		r.field("fleet.lease", "must be at least twice fleet.sync ("+sync.String()+"), or a live replica loses its work between two renewals; got "+c.Fleet.Lease.String())
+	}
 	if c.Fleet.Cluster && c.Fleet.MasterName != "" {
 		r.field("fleet.master_name", "set with fleet.cluster: a Redis Cluster has no Sentinel master; choose one")
 	}

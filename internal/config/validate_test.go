@@ -367,6 +367,8 @@ func TestNoCascadeFromOneMistake(t *testing.T) {
 			[]string{`f.yaml:8: models[0].retry.base: bad duration "2" (want a number and a unit: 200ms, 5s, 2m, 1h)`}},
 		{"state misspelled", with("stat: redis://127.0.0.1:6379/0", "fleet: {prefix: x}"),
 			[]string{`f.yaml:8: stat: unknown field, did you mean "state"?`}},
+		{"a fleet lease shorter than two sync rounds", with("state: redis://127.0.0.1:6379/0", "fleet: {sync: 1s, lease: 1500ms}"),
+			[]string{`f.yaml:9: fleet.lease: must be at least twice fleet.sync (1s), or a live replica loses its work between two renewals; got 1.5s`}},
 		{"a provider that is not a mapping", doc(
 			"providers: {deepseek: sk-live-abc123}",
 			"models: [{name: a, targets: [{provider: deepseek, model: m}]}]"),

@@ -14,10 +14,12 @@ import (
 // With fleet state, every replica answers for every batch: each batch
 // object is mirrored at {prefix}{batch:<id>} (JSON, kept BatchTTL), and
 // its owner's batches are listed in {prefix}{batches:<owner>}, a sorted
-// set by creation time trimmed to BatchTTL. The files stay with the
-// replica that runs the batch, and so does the batch: a replica changes
-// only the batches in its own directory (another's cancel is refused
-// with batchapi.ErrElsewhere), and resumes only those at a restart.
+// set by creation time trimmed to BatchTTL. A batch is run by the replica
+// that holds its lease (Work("batch"), work.go): the one that created it,
+// or the one that adopted it when that one stopped. Only the holder
+// changes it (another's change is refused with batchapi.ErrElsewhere, and
+// every write is fenced by the lease's epoch); a batch can be adopted by
+// a replica that reaches its files (replicas sharing one batch.dir).
 
 // BatchTTL is how long the fleet keeps a batch object: OpenAI's batches
 // expire within a day, and their files within 30.
@@ -26,41 +28,50 @@ const BatchTTL = 30 * 24 * time.Hour
 // BatchStore returns a batch store of the fleet's, with local as this
 // replica's own (the directory store of the batches it runs).
 func (f *Fleet) BatchStore(local batchapi.Store) batchapi.Store {
-	return &batchStore{f: f, local: local}
+	return &batchStore{f: f, local: local, w: f.Work("batch")}
 }
 
 type batchStore struct {
 	f     *Fleet
 	local batchapi.Store
+	w     *Work
 }
+
+var _ batchapi.Adopter = (*batchStore)(nil)
 
 func (s *batchStore) key(id string) string { return s.f.o.Prefix + "{batch:" + id + "}" }
 func (s *batchStore) ownerKey(owner string) string {
 	return s.f.o.Prefix + "{batches:" + owner + "}"
 }
 
-// Put saves a batch this replica runs, here and in the fleet; a batch of
-// another replica's is refused.
+// Put saves a batch this replica runs, in the fleet (under its lease)
+// and here; a new batch is claimed first. A batch another replica runs is
+// refused. With Redis unreachable, the batch is saved here only.
 func (s *batchStore) Put(b batchapi.Batch) error {
-	if _, here, err := s.local.Get(b.ID); err != nil {
-		return err
-	} else if !here {
+	if _, held := s.w.Holds(b.ID); !held {
 		if _, elsewhere := s.remote(b.ID); elsewhere {
 			return batchapi.ErrElsewhere
 		}
-	}
-	if err := s.local.Put(b); err != nil {
-		return err
+		s.w.Claim(b.ID) // a new batch
 	}
 	v, err := json.Marshal(b)
 	if err != nil {
+		return err
+	}
+	switch err := s.w.Put(b.ID, v, BatchTTL); {
+	case errors.Is(err, ErrLost):
+		return batchapi.ErrElsewhere
+	case err != nil:
+		s.f.fallback("batch_put") // this replica still answers for it
+		return s.local.Put(b)
+	}
+	if err := s.local.Put(b); err != nil {
 		return err
 	}
 	ctx, cancel := s.f.ctx()
 	defer cancel()
 	now := s.f.clk.Now()
 	_, err = s.f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, s.key(b.ID), v, BatchTTL)
 		p.ZAdd(ctx, s.ownerKey(b.Owner), redis.Z{Score: float64(b.CreatedNs), Member: b.ID})
 		p.ZRemRangeByScore(ctx, s.ownerKey(b.Owner), "-inf", strconv.FormatInt(now.Add(-BatchTTL).UnixNano(), 10))
 		p.PExpire(ctx, s.ownerKey(b.Owner), BatchTTL)
@@ -88,6 +99,24 @@ func (s *batchStore) remote(id string) (batchapi.Batch, bool) {
 	return b, true
 }
 
+// Holds reports whether this replica runs batch id.
+func (s *batchStore) Holds(id string) bool {
+	_, held := s.w.Holds(id)
+	return held
+}
+
+// Adopt takes batch id over if its owner's lease has ended.
+func (s *batchStore) Adopt(id string) bool { return s.w.Adopt(id, 0).Adopted }
+
+// Orphans returns up to n batches whose owner's lease has ended.
+func (s *batchStore) Orphans(n int) []string { return s.w.Orphans(n) }
+
+// Finish ends batch id's lease: no one adopts it.
+func (s *batchStore) Finish(id string) { s.w.Finish(id) }
+
+// Lease is how long a batch outlives its owner's last renewal.
+func (s *batchStore) Lease() time.Duration { return s.w.Lease() }
+
 // Get returns this replica's batch, or the fleet's.
 func (s *batchStore) Get(id string) (batchapi.Batch, bool, error) {
 	if b, ok, err := s.local.Get(id); ok || err != nil {
@@ -98,7 +127,8 @@ func (s *batchStore) Get(id string) (batchapi.Batch, bool, error) {
 }
 
 // List returns owner's batches across the fleet, newest first; "" lists
-// this replica's own only (the ones it resumes).
+// those in this replica's directory (the ones it may resume, once it
+// holds or adopts them).
 func (s *batchStore) List(owner string) ([]batchapi.Batch, error) {
 	mine, err := s.local.List(owner)
 	if err != nil || owner == "" {

@@ -63,3 +63,65 @@ func TestSharedBatchStore(t *testing.T) {
 		t.Errorf("with Redis hung, the running replica lists %d, %v", len(list), err)
 	}
 }
+
+// A batch is its lease holder's: once its replica's lease has ended and
+// another replica adopted it, the old owner's writes are refused with
+// ErrElsewhere and the adopter's go through; two replicas racing for the
+// batch adopt it once.
+func TestBatchStoreIsFencedByTheLease(t *testing.T) {
+	fs, clk := leasedFleets(t, 3)
+	store := func(i int) batchapi.Adopter {
+		local, err := batchapi.DirStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs[i].BatchStore(local).(batchapi.Adopter)
+	}
+	a, b, c := store(0), store(1), store(2)
+	const id = "batch_00000000000000000000000a"
+	x := batchapi.Batch{ID: id, Object: "batch", Owner: "alice", Status: "in_progress", CreatedNs: clk.Now().UnixNano()}
+	if err := a.Put(x); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Holds(id) || b.Holds(id) {
+		t.Fatal("the creating replica does not hold its batch")
+	}
+	if b.Adopt(id) {
+		t.Fatal("adopted under a live lease")
+	}
+	clk.Advance(time.Minute) // A died
+	if got := b.Orphans(10); len(got) != 1 || got[0] != id {
+		t.Fatalf("orphans %v", got)
+	}
+	wins := make(chan bool, 2)
+	for _, s := range []batchapi.Adopter{b, c} {
+		go func() { wins <- s.Adopt(id) }()
+	}
+	adopter := b
+	if w1, w2 := <-wins, <-wins; w1 == w2 {
+		t.Fatalf("adoptions: %v %v, want exactly one", w1, w2)
+	}
+	if c.Holds(id) {
+		adopter = c
+	}
+	x.Status = "cancelling"
+	if err := a.Put(x); !errors.Is(err, batchapi.ErrElsewhere) {
+		t.Errorf("the old owner's write: %v, want ErrElsewhere", err)
+	}
+	x.Status = "completed"
+	if err := adopter.Put(x); err != nil {
+		t.Fatal(err)
+	}
+	adopter.Finish(id)
+	clk.Advance(time.Minute)
+	if a.Adopt(id) || len(a.Orphans(10)) != 0 {
+		t.Error("a finished batch is adopted again")
+	}
+	other := b
+	if adopter == b {
+		other = c
+	}
+	if got, ok, err := other.Get(id); err != nil || !ok || got.Status != "completed" {
+		t.Errorf("the fleet's copy: %+v %v %v, want the adopter's", got.Status, ok, err)
+	}
+}

@@ -77,9 +77,10 @@ type Fleet struct {
 
 	up atomic.Bool
 
-	mu       sync.Mutex // guards breakers and ledgers
+	mu       sync.Mutex // guards breakers, ledgers and works
 	breakers map[string]*shared
 	ledgers  map[string]*Ledger
+	works    map[string]*Work // leased work, by kind
 	leases   idemLeases
 	limits   leasedPacers
 	sessions sessions
@@ -283,6 +284,7 @@ func (f *Fleet) sync() {
 		reads = append(reads, l.exchange(pipe, ctx, now))
 	}
 	f.renewLeases(pipe, ctx)
+	reads = append(reads, f.renewWork(pipe, ctx, now)...)
 	f.sendCache(pipe, ctx)
 	reads = append(reads, f.sendSessions(pipe, ctx), f.heartbeat(pipe, ctx, now), f.sendBounds(pipe, ctx, now), f.sendJobs(pipe, ctx))
 	_, err := pipe.Exec(ctx)

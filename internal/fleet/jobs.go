@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 // replica last wrote it, and {prefix}{jobk:<sha256 of client and key>}
 // the id a client's Idempotency-Key made, both for JobTTL. Records go out
 // with the next sync round; a replica that has not got a record reads it
-// (one GET bounded by Timeout). The replica that submitted a job keeps
-// polling, settling and deleting it; the others answer from its record.
+// (one GET bounded by Timeout). The replica that owns a job (under its
+// lease, work.go) polls, settles and deletes it; the others answer from
+// its record, and adopt the job when its owner's lease ends.
 
 // JobTTL is how long the fleet keeps a job's record after its last change.
 const JobTTL = 7 * 24 * time.Hour
@@ -88,33 +90,48 @@ func (f *Fleet) jobIdemKey(client, key string) string {
 }
 
 // sendJobs adds the pending records to pipe; the function it returns
-// keeps for the next round those Redis did not take.
+// keeps for the next round those Redis did not take. With the jobs leased
+// (Work("job")), a record is written only under this replica's lease: a
+// job another replica adopted is not written, and is no longer held here.
 func (f *Fleet) sendJobs(pipe redis.Pipeliner, ctx context.Context) func() {
 	f.jobs.mu.Lock()
 	batch := f.jobs.pending
 	f.jobs.pending, f.jobs.bytes = nil, 0
 	f.jobs.mu.Unlock()
-	sets := make(map[string]*redis.StatusCmd, len(batch))
+	f.mu.Lock()
+	w := f.works["job"]
+	f.mu.Unlock()
+	sets := make(map[string]func() error, len(batch))
 	for id, p := range batch {
-		sets[id] = pipe.Set(ctx, f.jobKey(id), p.record, JobTTL)
+		if w != nil {
+			sets[id] = w.putFenced(pipe, ctx, id, p.record, JobTTL)
+		} else {
+			sets[id] = pipe.Set(ctx, f.jobKey(id), p.record, JobTTL).Err
+		}
 		if p.key != "" {
 			pipe.Set(ctx, f.jobIdemKey(p.client, p.key), id, JobTTL)
 		}
 	}
 	return func() {
-		for id, c := range sets {
-			if c.Err() != nil {
-				p := batch[id]
-				f.jobs.mu.Lock()
-				if _, newer := f.jobs.pending[id]; !newer {
-					if f.jobs.pending == nil {
-						f.jobs.pending = map[string]jobPut{}
-					}
-					f.jobs.pending[id] = p
-					f.jobs.bytes += len(p.record)
-				}
-				f.jobs.mu.Unlock()
+		for id, read := range sets {
+			if err := read(); err != nil && !errors.Is(err, ErrLost) {
+				f.requeueJob(id, batch[id])
 			}
 		}
 	}
+}
+
+// requeueJob keeps p for the next round, unless a newer record of id
+// waits.
+func (f *Fleet) requeueJob(id string, p jobPut) {
+	f.jobs.mu.Lock()
+	defer f.jobs.mu.Unlock()
+	if _, newer := f.jobs.pending[id]; newer {
+		return
+	}
+	if f.jobs.pending == nil {
+		f.jobs.pending = map[string]jobPut{}
+	}
+	f.jobs.pending[id] = p
+	f.jobs.bytes += len(p.record)
 }

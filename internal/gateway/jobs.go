@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/jobs"
 )
 
@@ -15,11 +16,13 @@ func (s *Server) startJobs(cfg *config.Config) error {
 		return nil
 	}
 	var shared jobs.Shared
+	var leases jobs.Leases
 	if s.fleet != nil {
-		shared = s.fleet // any replica answers for any job
+		shared = s.fleet                        // any replica answers for any job
+		leases = jobLeases{s.fleet.Work("job")} // and adopts it when its replica dies
 	}
 	j, err := jobs.New(jobs.Options{
-		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir, Shared: shared,
+		Aliases: cfg.Jobs, Providers: cfg.Providers, Dir: cfg.JobsDir, Shared: shared, Leases: leases,
 		Clock: s.opts.Clock, Logger: s.log, Transport: s.opts.Transport, MaxBody: int64(cfg.Server.MaxBodyBytes),
 		Identify: s.Identify,
 		Allowed:  func(client, alias string) bool { return s.state().clientNamed(client).allows(alias) },
@@ -57,4 +60,12 @@ func (st *state) clientNamed(name string) *client {
 		}
 	}
 	return nil
+}
+
+// jobLeases are the fleet's leases on jobs, as package jobs asks for them.
+type jobLeases struct{ *fleet.Work }
+
+func (l jobLeases) Adopt(id string, known int64) (epoch int64, adopted bool, holder int64, gone bool) {
+	a := l.Work.Adopt(id, known)
+	return a.Epoch, a.Adopted, a.Holder, a.Gone
 }

@@ -451,7 +451,7 @@ func (s *Server) joinFleet(cfg *config.Config) error {
 	s.rdb = rdb
 	records, bytes := idemBounds(cfg.Idempotency)
 	s.fleet = fleet.New(fleet.Options{Client: rdb, Prefix: cfg.Fleet.Prefix, Timeout: cfg.Fleet.Timeout, Sync: cfg.Fleet.Sync,
-		IdemRecords: records, IdemClientBytes: int(bytes),
+		Lease: cfg.Fleet.Lease, IdemRecords: records, IdemClientBytes: int(bytes),
 		Clock: s.opts.Clock, Log: s.log, OnHealth: sb.Up, OnError: sb.Error, OnFallback: sb.Fallback})
 	return nil
 }

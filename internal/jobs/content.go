@@ -24,8 +24,11 @@ func (j *Jobs) handleContent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if live(rec.State) && local {
+	switch {
+	case live(rec.State) && local:
 		rec = j.refresh(r.Context(), rec)
+	case rec.Upstream != "" && !ended(rec.State):
+		rec = j.peek(r.Context(), rec) // its owner may not have seen it end yet, or be settling it
 	}
 	t, al := j.targets[rec.Target], j.aliases[rec.Alias]
 	if rec.State != stateCompleted || t == nil || al == nil {

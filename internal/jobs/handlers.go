@@ -9,9 +9,10 @@ import (
 )
 
 // owned returns the client's job id, and whether this replica runs it
-// (local; else the record is the fleet's, read only); another client's
-// job, or one that does not exist, is the same 404, so that ids cannot be
-// probed.
+// (local; else the record is the fleet's, read only). A job whose owner's
+// lease has ended is adopted here first, for its own client only.
+// Another client's job, or one that does not exist, is the same 404, so
+// that ids cannot be probed.
 func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (rec record, local, ok bool) {
 	client, ok := j.identify(w, r)
 	if !ok {
@@ -23,6 +24,16 @@ func (j *Jobs) owned(w http.ResponseWriter, r *http.Request) (rec record, local,
 		rec, ok = j.fromFleet(id)
 	}
 	if !ok || rec.Client != client || rec.State == stateDeleted {
+		notFound(id).write(w)
+		return record{}, false, false
+	}
+	switch {
+	case local && !j.holding(id):
+		rec, local = j.takeUp(rec)
+	case !local:
+		rec, local = j.adoptFleet(rec)
+	}
+	if rec.State == stateDeleted { // as the fleet has it, since
 		notFound(id).write(w)
 		return record{}, false, false
 	}
@@ -92,8 +103,11 @@ func (j *Jobs) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	if !upd.Settled {
 		cost := 0.0
-		if was == stateInProgress || was == stateUnknown {
+		switch was {
+		case stateInProgress, stateUnknown:
 			cost = upd.Reserved
+		case stateCompleted, stateFailed:
+			cost = upd.Cost // ended, its settlement still to be made
 		}
 		j.finish(&upd, t, cost)
 	}

@@ -59,6 +59,11 @@ type Options struct {
 	// fleet, so that any replica answers for any job. nil: this
 	// replica's own.
 	Shared Shared
+	// Leases, if set with Shared, make the jobs survive their replica:
+	// each is owned under a lease, and adopted by another replica when its
+	// owner stops (adopt.go). nil: a job is its submitting replica's, and
+	// waits for it.
+	Leases Leases
 }
 
 // Event is what Options.Observe is told.
@@ -100,6 +105,9 @@ type Jobs struct {
 	flights map[string]chan struct{}
 	// reservations settle the budgets of the jobs in flight, by job id.
 	reservations map[string]func(actual float64)
+	// mine are the jobs this process took up under their lease (claimed
+	// or adopted), by id: their slots are held here.
+	mine map[string]bool
 
 	// ctx bounds the work done off a client's request (background polls,
 	// resubmits); Close cancels it.
@@ -113,7 +121,10 @@ type Jobs struct {
 func New(o Options) (*Jobs, error) {
 	j := &Jobs{opts: o, clk: clock.Or(o.Clock), log: o.Logger, aliases: map[string]*alias{},
 		targets: map[string]*target{}, maxBody: o.MaxBody, flights: map[string]chan struct{}{},
-		reservations: map[string]func(float64){}, done: make(chan struct{})}
+		reservations: map[string]func(float64){}, mine: map[string]bool{}, done: make(chan struct{})}
+	if o.Shared == nil {
+		j.opts.Leases = nil // a lease fences the shared records: none to fence
+	}
 	j.ctx, j.cancel = context.WithCancel(context.Background())
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)

@@ -86,6 +86,20 @@ func (j *Jobs) refresh(ctx context.Context, rec record) record {
 	return j.observed(rec, t, job, a.body)
 }
 
+// peek asks the target how a job another replica runs is now, for one
+// request: nothing is recorded or settled (that is the owner's).
+func (j *Jobs) peek(ctx context.Context, rec record) record {
+	t, al := j.targets[rec.Target], j.aliases[rec.Alias]
+	if t == nil || al == nil {
+		return rec
+	}
+	a := j.do(ctx, t, call{method: http.MethodGet, url: t.url(t.cfg.PollPath, rec.Upstream), key: rec.Key, timeout: al.cfg.Timeouts.Poll})
+	if job, ok := parseJob(a.body); a.err == nil && a.status/100 == 2 && ok && job.ID == rec.Upstream && job.Status != "" {
+		rec.State = job.Status
+	}
+	return rec
+}
+
 // observed records a job's new state, once: of several polls that see it
 // end, one settles it.
 func (j *Jobs) observed(rec record, t *target, job upstreamJob, raw []byte) record {
@@ -188,14 +202,26 @@ func (j *Jobs) resubmit(rec *record, al *alias, t *target, failed json.RawMessag
 }
 
 // finish records a job's end and settles its reservation at cost.
+//
+// With leases, the fleet says which replica settles (once); a settlement
+// Redis could not confirm is left to the sweep, which asks again.
 func (j *Jobs) finish(rec *record, t *target, cost float64) {
 	if rec.Settled {
 		return
 	}
-	rec.Finished = j.clk.Now()
+	if rec.Finished.IsZero() {
+		rec.Finished = j.clk.Now()
+	}
 	rec.Cost = cost
-	rec.Settled = true
+	charge, done := j.settleOnce(rec)
+	rec.Settled = done
 	j.persist(rec)
+	if !charge {
+		if done {
+			j.settle(rec, 0) // settled under an earlier epoch: only this replica's reservation goes
+		}
+		return
+	}
 	j.settle(rec, cost)
 	if cost > 0 && t != nil {
 		j.observe(Event{Kind: "cost", Client: rec.Client, Alias: rec.Alias, Target: t.name, USD: cost})

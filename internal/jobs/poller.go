@@ -3,8 +3,12 @@ package jobs
 // resume takes up the jobs recorded before a restart: a job in flight
 // takes its slot on its target again, and a submit cut by the restart is
 // a job whose answer was lost (it may exist; a retry with its key
-// resumes it).
+// resumes it). With leases the records wait to be adopted (takeUp): the
+// fleet may have given them to another replica meanwhile.
 func (j *Jobs) resume() {
+	if j.opts.Leases != nil {
+		return
+	}
 	for _, rec := range j.store.all(func(r *record) bool { return !ended(r.State) }) {
 		t := j.targets[rec.Target]
 		switch {
@@ -37,8 +41,10 @@ func (j *Jobs) pollLoop() {
 	}
 }
 
-// sweep is one round of pollLoop.
+// sweep is one round of pollLoop; with leases it first adopts the jobs
+// whose owner stopped.
 func (j *Jobs) sweep() {
+	j.adoptOrphans()
 	now := j.clk.Now()
 	for _, rec := range j.store.all(func(*record) bool { return true }) {
 		if j.ctx.Err() != nil {
@@ -48,12 +54,28 @@ func (j *Jobs) sweep() {
 		if al == nil {
 			continue
 		}
+		past := ended(rec.State) && now.Sub(rec.Finished) >= al.cfg.Retention ||
+			!ended(rec.State) && !live(rec.State) && now.Sub(rec.Created) >= al.cfg.Retention
+		if !j.holding(rec.ID) {
+			if past {
+				j.store.remove(rec.ID) // another's, or no one's: only this copy goes
+				continue
+			}
+			if rec.State == stateDeleted {
+				continue
+			}
+			var runs bool
+			if rec, runs = j.takeUp(rec); !runs {
+				continue
+			}
+		}
 		switch {
 		case live(rec.State) && now.Sub(rec.Polled) >= al.cfg.PollInterval:
 			j.refresh(j.ctx, rec)
-		case ended(rec.State) && now.Sub(rec.Finished) >= al.cfg.Retention,
-			!ended(rec.State) && !live(rec.State) && now.Sub(rec.Created) >= al.cfg.Retention:
+		case past:
 			j.expire(rec)
+		case ended(rec.State) && !rec.Settled:
+			j.finish(&rec, j.targets[rec.Target], rec.Cost) // Redis could not confirm it before
 		}
 	}
 }
@@ -67,8 +89,12 @@ func (j *Jobs) expire(rec record) {
 		if rec.State == stateUnknown {
 			cost = rec.Reserved
 		}
+		if charge, _ := j.settleOnce(&rec); !charge {
+			cost = 0
+		}
 		j.settle(&rec, cost)
 	}
+	j.forgetLease(rec.ID)
 	if err := j.store.remove(rec.ID); err != nil {
 		j.log.Error("jobs: forgetting a job", "id", rec.ID, "err", err)
 	}

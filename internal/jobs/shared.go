@@ -7,12 +7,13 @@ import (
 
 // Shared is the fleet's copy of the job records (internal/fleet), so that
 // several replicas behind a load balancer answer for every job. The
-// replica that submitted a job keeps it: it polls it, settles its cost
-// and deletes it. Another replica answers a poll from the record as that
-// replica last wrote it (kept fresh by its background polls), streams a
-// completed job's content from the target, and refuses a delete with a
-// 409 naming the replica that can; a submit resent under the same
-// Idempotency-Key gets the job that key made.
+// replica that owns a job (the one that submitted it, or with Leases the
+// one that adopted it) polls it, settles its cost and deletes it.
+// Another replica answers a poll from the record as that replica last
+// wrote it (kept fresh by its background polls), streams a completed
+// job's content from the target, and refuses a delete with a 409 while
+// the owner lives; a submit resent under the same Idempotency-Key gets
+// the job that key made.
 type Shared interface {
 	// PutJob shares a record (client's, made under Idempotency-Key key,
 	// "" for none); it must not block.
@@ -23,15 +24,13 @@ type Shared interface {
 	JobByKey(client, key string) (string, bool)
 }
 
-// share sends r to the fleet, without the client's body (only the replica
-// that runs the job resubmits it).
+// share sends r to the fleet, with the client's body: a replica that
+// adopts the job may have to resubmit it.
 func (s *store) share(r *record) {
 	if s.shared == nil {
 		return
 	}
-	c := r.clone()
-	c.Body = nil
-	data, err := json.Marshal(&c)
+	data, err := json.Marshal(r)
 	if err != nil {
 		return
 	}

@@ -64,9 +64,12 @@ type record struct {
 	Reserved  float64   `json:"reserved,omitempty"`
 	Cost      float64   `json:"cost,omitempty"`
 	Settled   bool      `json:"settled,omitempty"`
-	Created   time.Time `json:"created"`
-	Polled    time.Time `json:"polled"`
-	Finished  time.Time `json:"finished,omitzero"`
+	// Epoch is the lease's epoch this replica runs the job under, with
+	// Options.Leases: a record of an older epoch is another replica's past.
+	Epoch    int64     `json:"epoch,omitempty"`
+	Created  time.Time `json:"created"`
+	Polled   time.Time `json:"polled"`
+	Finished time.Time `json:"finished,omitzero"`
 }
 
 // clone returns a copy of r that shares nothing mutable with it.

@@ -143,6 +143,7 @@ func (j *Jobs) submitNew(ctx context.Context, s *submission) (record, *apiError)
 	if e := j.reserve(&rec, s); e != nil {
 		return record{}, e
 	}
+	j.claim(&rec)
 	if err := j.store.put(rec); err != nil {
 		j.settle(&rec, 0)
 		j.log.Error("jobs: recording a submit", "err", err)
@@ -215,6 +216,7 @@ func (j *Jobs) walk(ctx context.Context, rec record, b *submitBody, al *alias, r
 	j.settle(&rec, 0)
 	if rec.IdemKey == "" {
 		// Nothing to resume: forget it, so refusals cost no records.
+		j.forgetLease(rec.ID)
 		if err := j.store.remove(rec.ID); err != nil {
 			j.log.Error("jobs: forgetting a refused submit", "id", rec.ID, "err", err)
 		}
