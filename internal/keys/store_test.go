@@ -184,4 +184,3 @@ func TestChangeRetriesOnConflict(t *testing.T) {
 		t.Fatalf("rev %d after 10 changes, want 11", got.Rev)
 	}
 }
-
