@@ -32,14 +32,10 @@ var errInvalid = errors.New("the configuration is not valid")
 func runValidate(path string, out io.Writer) error {
 	cfg, err := config.Load(path)
 	if err != nil {
-		var list config.Errors
-		if errors.As(err, &list) {
-			for _, e := range list {
-				fmt.Fprintln(out, e.Error())
-			}
-			return fmt.Errorf("%w: %d problem(s)", errInvalid, len(list))
-		}
-		return err
+		return printProblems(err, out)
+	}
+	if err := cfg.WeakSecrets(); err != nil { // validate is stricter than serve
+		return printProblems(err, out)
 	}
 	if err := gateway.Check(cfg); err != nil {
 		fmt.Fprintf(out, "%s: %v\n", path, err)
@@ -47,4 +43,16 @@ func runValidate(path string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s: ok (%d providers, %d models)\n", path, len(cfg.Providers), len(cfg.Models))
 	return nil
+}
+
+// printProblems prints a configuration's errors, one a line.
+func printProblems(err error, out io.Writer) error {
+	var list config.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	for _, e := range list {
+		fmt.Fprintln(out, e.Error())
+	}
+	return fmt.Errorf("%w: %d problem(s)", errInvalid, len(list))
 }

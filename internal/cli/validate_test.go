@@ -71,3 +71,24 @@ func TestValidateExplainsWhatACloudLacks(t *testing.T) {
 		}
 	}
 }
+
+// validate refuses tokens a person could guess: admin_token: 12 and a
+// client key "short", each with its line and field, neither shown.
+func TestValidateRefusesWeakTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fusebox.yaml")
+	src := "admin_token: 12\nclients:\n  - {name: web, key: short}\nproviders:\n  openai: {type: openai, keys: [k]}\nmodels: [{name: a, targets: [{provider: openai, model: m}]}]\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), []string{"validate", path}, &out, &out); err == nil {
+		t.Fatal("validate accepted admin_token: 12")
+	}
+	got := out.String()
+	if !strings.Contains(got, path+":1: admin_token: too short") || !strings.Contains(got, path+":3: clients[0].key: too short") {
+		t.Errorf("output %q; want both tokens named with their lines", got)
+	}
+	if strings.Contains(got, ": 12") || strings.Contains(got, "short,") || strings.Contains(got, ": short") {
+		t.Errorf("output %q shows a secret", got)
+	}
+}

@@ -82,6 +82,8 @@
 //	otel: {enabled: true, endpoint: "http://collector:4318", service_name: fusebox, headers: {x-api-key: "${OTEL_KEY}"}, sample_ratio: 0.5, capture_content: false, timeout: 10s, protocol: http/protobuf}
 //	responses: {dir: /var/lib/fusebox/responses, max_entries: 1000, max_bytes: 268435456, ttl: 720h} # stored Responses API answers; no dir: in memory
 //	batch: {dir: /var/lib/fusebox/batches, max_file_bytes: 209715200, max_files: 500, max_client_bytes: 10737418240, max_in_progress: 10, concurrency: 32, line_deadline: 1h} # the Files and Batch APIs; off without a dir
+//	keys: {file: /var/lib/fusebox/keys.json, poll: 500ms} # keys minted at runtime (POST /fusebox/keys); in Redis with a fleet
+//	request_log: {path: /var/lib/fusebox/requests.db, max_rows: 1000000, max_bytes: 1073741824, max_age: 168h, queue: 8192, log_content: false} # GET /fusebox/requests; off without a path
 //	cache: {max_entries: 10000, max_bytes: 67108864} # the response cache of every alias, together
 //	idempotency: {ttl: 24h, max_records: 10000, max_bytes: 4194304, max_client_bytes: 67108864}
 //	defaults:                          # inherited field by field by every alias

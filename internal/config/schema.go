@@ -68,6 +68,11 @@ type Config struct {
 	// Batch serves OpenAI's Files and Batch APIs (/v1/files, /v1/batches)
 	// from a data directory; off unless its dir is set.
 	Batch Batch `yaml:"batch"`
+	// Keys keeps the client keys minted at runtime (POST /fusebox/keys).
+	Keys KeyStore `yaml:"keys"`
+	// RequestLog keeps each request's metadata for GET /fusebox/requests
+	// and the dashboard; off unless its path is set.
+	RequestLog RequestLog `yaml:"request_log"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`

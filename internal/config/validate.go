@@ -28,6 +28,7 @@ func (c *Config) validate(r *report) {
 		r.field("batch", "set without a dir, so the Files and Batch APIs stay off; give batch.dir")
 	}
 	negatives(r, "otel", reflect.ValueOf(c.OTel))
+	c.checkKeysAndLog(r)
 	if sr := c.OTel.SampleRatio; sr > 1 {
 		r.field("otel.sample_ratio", "must be at most 1 (every trace), got "+strconv.FormatFloat(sr, 'g', -1, 64))
 	}
