@@ -23,6 +23,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/fleet"
 	"github.com/fuseboxhq/fusebox/internal/geminiapi"
 	"github.com/fuseboxhq/fusebox/internal/jobs"
+	"github.com/fuseboxhq/fusebox/internal/keys"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/responses"
 	"github.com/fuseboxhq/fusebox/internal/router"
@@ -93,6 +94,11 @@ type Server struct {
 	fleet *fleet.Fleet
 	rdb   io.Closer
 
+	// keys holds the client keys minted at runtime (nil: none can be, for
+	// want of keys.file or a fleet); minted their clients.
+	keys   *keys.Store
+	minted atomic.Pointer[mintedClients]
+
 	// testHookLeft, if set, is told when an exchange has handled its
 	// client's leaving, and whether it drains the answer.
 	testHookLeft func(draining bool)
@@ -129,6 +135,10 @@ func New(o Options) (*Server, error) {
 		s.metrics = metrics.New()
 	}
 	if err := s.joinFleet(o.Config); err != nil {
+		return nil, err
+	}
+	if err := s.openKeys(o.Config); err != nil {
+		s.Close()
 		return nil, err
 	}
 	if s.fleet != nil { // stored responses are the fleet's, this replica's copy beside
@@ -176,6 +186,11 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /fusebox/breaker", s.handleBreaker)
 	s.mux.HandleFunc("POST /fusebox/key", s.handleKey)
 	s.mux.HandleFunc("POST /fusebox/reload", s.handleReload)
+	s.mux.HandleFunc("POST /fusebox/keys", s.handleMint)
+	s.mux.HandleFunc("GET /fusebox/keys", s.handleListKeys)
+	s.mux.HandleFunc("GET /fusebox/keys/{id}", s.handleGetKey)
+	s.mux.HandleFunc("PATCH /fusebox/keys/{id}", s.handleChangeKey)
+	s.mux.HandleFunc("DELETE /fusebox/keys/{id}", s.handleRevokeKey)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	// Last, once the routes its lines take are there: a batch resumed
@@ -222,7 +237,13 @@ func (s *Server) guardMetrics(h http.Handler) http.Handler {
 // budgetsLeft reports each budgeted client's remaining spend.
 func (s *Server) budgetsLeft() []metrics.BudgetLeft {
 	var out []metrics.BudgetLeft
-	for _, c := range s.state().clients {
+	all := s.state().clients
+	if m := s.minted.Load(); m != nil {
+		for _, c := range m.byID {
+			all = append(all[:len(all):len(all)], *c)
+		}
+	}
+	for _, c := range all {
 		if c.budget == nil {
 			continue
 		}
@@ -240,7 +261,7 @@ func Check(cfg *config.Config) error {
 	// Checking shares nothing and touches no data directory: no batch
 	// resumes, no job is polled, nothing is created.
 	c := *cfg
-	c.Batch.Dir, c.JobsDir = "", ""
+	c.Batch.Dir, c.JobsDir, c.Keys.File = "", "", ""
 	if cfg.State != "" && cfg.State != "memory" {
 		rdb, err := fleet.Dial(cfg.State, cfg.Fleet) // connects only when used
 		if err != nil {
@@ -271,22 +292,22 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate returns the caller's client, or false after writing a 401.
-// With no clients configured the gateway is open.
+// With no clients configured and no key ever minted the gateway is open.
 func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request) (*client, bool) {
-	if len(st.clients) == 0 {
+	if len(st.clients) == 0 && !s.sealed() {
 		return nil, true
 	}
 	found, named := st.inProcessClient(r)
 	// Either header may carry the key (SDKs send one, proxies may add the
 	// other): whichever holds a valid key wins.
 	if !named {
-		found = st.client(r.Header.Get("X-Api-Key"))
+		found = s.client(st, r.Header.Get("X-Api-Key"))
 	}
 	if g := r.Header.Get("X-Goog-Api-Key"); !named && found == nil && g != "" && geminiPath(r.URL.Path) {
-		found = st.client(g) // google-genai's header
+		found = s.client(st, g) // google-genai's header
 	}
 	if a := r.Header.Get("Authorization"); !named && found == nil && len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		found = st.client(a[7:])
+		found = s.client(st, a[7:])
 	}
 	if found == nil {
 		const msg = "Incorrect or missing API key. Send a Fusebox client key as Authorization: Bearer <key> or x-api-key."
@@ -303,7 +324,16 @@ func (s *Server) authenticate(st *state, w http.ResponseWriter, r *http.Request)
 	return found, true
 }
 
-// client returns the client whose key is key, or nil. Every key is
+// client returns the client whose key is key: a configured one, else a
+// minted one, else nil.
+func (s *Server) client(st *state, key string) *client {
+	if c := st.client(key); c != nil {
+		return c
+	}
+	return s.mintedClient(st, key)
+}
+
+// client returns the configured client whose key is key, or nil. Every key is
 // compared, in constant time, so timing tells nothing.
 func (st *state) client(key string) *client {
 	var found *client
@@ -472,6 +502,9 @@ func (s *Server) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.tel.Shutdown(ctx) // what is buffered goes out
 		cancel()
+	}
+	if s.keys != nil {
+		s.keys.Close()
 	}
 	if s.fleet != nil {
 		s.fleet.Close()

@@ -113,41 +113,52 @@ func (s *Server) buildState(cfg *config.Config, prev *state) (*state, error) {
 		}
 	}
 	for _, c := range cfg.Clients {
-		cl := client{name: c.Name, key: []byte(c.Key.Value()), weight: float64(max(c.Weight, 1)),
-			fp: config.Fingerprint(c.Limits)}
-		was := old[c.Name]
-		if c.Budget.Daily > 0 || c.Budget.Monthly > 0 {
-			var spent *spending
-			if was != nil && was.budget != nil {
-				spent = was.budget.spending
-			}
-			cl.budget = newBudget(c.Budget, spent, s.opts.Clock)
-			if s.fleet != nil {
-				cl.budget.ledger = s.fleet.Ledger(c.Name) // one figure for the fleet
-			}
-		}
-		switch {
-		case was != nil && was.fp == cl.fp:
-			cl.pacer = was.pacer
-		case c.Limits.RPM > 0 || c.Limits.TPM > 0:
-			ps := c.Limits.Pacer()
-			ps.Clock = s.opts.Clock
-			if cl.pacer, err = limit.NewPacer(ps); err != nil {
-				return nil, fmt.Errorf("client %s: %w", c.Name, err)
-			}
-			if s.fleet != nil {
-				s.fleet.ShareLimits("client:"+c.Name, cl.pacer, ps.Limits) // the replica's share
-			}
-		}
-		if len(c.Models) > 0 {
-			cl.models = map[string]bool{}
-			for _, m := range c.Models {
-				cl.models[m] = true
-			}
+		cl, err := s.newClient(c, old[c.Name])
+		if err != nil {
+			return nil, err
 		}
 		st.clients = append(st.clients, cl)
 	}
 	return st, nil
+}
+
+// newClient builds the client of c; was, if set, is the client of that
+// name before a reload or a change, whose spending carries on, and whose
+// pacer does if its limits did not change.
+func (s *Server) newClient(c config.Client, was *client) (client, error) {
+	cl := client{name: c.Name, key: []byte(c.Key.Value()), weight: float64(max(c.Weight, 1)),
+		fp: config.Fingerprint(c.Limits)}
+	if c.Budget.Daily > 0 || c.Budget.Monthly > 0 {
+		var spent *spending
+		if was != nil && was.budget != nil {
+			spent = was.budget.spending
+		}
+		cl.budget = newBudget(c.Budget, spent, s.opts.Clock)
+		if s.fleet != nil {
+			cl.budget.ledger = s.fleet.Ledger(c.Name) // one figure for the fleet
+		}
+	}
+	switch {
+	case was != nil && was.fp == cl.fp:
+		cl.pacer = was.pacer
+	case c.Limits.RPM > 0 || c.Limits.TPM > 0:
+		ps := c.Limits.Pacer()
+		ps.Clock = s.opts.Clock
+		var err error
+		if cl.pacer, err = limit.NewPacer(ps); err != nil {
+			return client{}, fmt.Errorf("client %s: %w", c.Name, err)
+		}
+		if s.fleet != nil {
+			s.fleet.ShareLimits("client:"+c.Name, cl.pacer, ps.Limits) // the replica's share
+		}
+	}
+	if len(c.Models) > 0 {
+		cl.models = map[string]bool{}
+		for _, m := range c.Models {
+			cl.models[m] = true
+		}
+	}
+	return cl, nil
 }
 
 // state returns the current state.

@@ -55,6 +55,9 @@ func decodeStrict(body []byte, sh shape, v any) error {
 	if err := d.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
+			if strings.HasPrefix(te.Value, "number") { // 1.5 or 1e400 for an int
+				return &FieldError{te.Field, "must be a whole number in range"}
+			}
 			return &FieldError{te.Field, "must be " + kind(te.Type.Kind().String()) + ", not a JSON " + te.Value}
 		}
 		return &FieldError{"", "the body is not valid JSON"}
