@@ -24,6 +24,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand(), benchCommand(), batchCommand(), versionCommand(), healthCommand(), configCommand(), modelsCommand())
+	root.AddCommand(serveCommand(), validateCommand(), demoCommand(), mockCommand(), benchCommand(), batchCommand(), versionCommand(), healthCommand(), configCommand(), modelsCommand(), keysCommand())
 	return root.ExecuteContext(ctx)
 }
