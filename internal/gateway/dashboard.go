@@ -17,6 +17,23 @@ var dashboardHTML []byte
 // it in the tab's session storage, and takes it out of the URL and the
 // history entry at once.
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
+	s.writePage(w, dashboardHTML)
+}
+
+//go:embed dashboard/requests.html
+var requestsHTML []byte
+
+// handleRequestsPage serves the request log's view: filters over GET
+// /fusebox/requests, with the dashboard's token (this tab's session
+// storage). Like the dashboard it holds no data of its own.
+func (s *Server) handleRequestsPage(w http.ResponseWriter, r *http.Request) {
+	s.writePage(w, requestsHTML)
+}
+
+// writePage serves one of the embedded pages while the admin API is on,
+// locked down: no referrer, no sniffing, nothing loaded from elsewhere,
+// never framed.
+func (s *Server) writePage(w http.ResponseWriter, page []byte) {
 	if s.state().cfg.AdminToken.Value() == "" {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "admin_disabled", "",
 			"The admin API is off: set admin_token in the configuration to turn it on.")
@@ -28,5 +45,5 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	w.Write(dashboardHTML)
+	w.Write(page)
 }

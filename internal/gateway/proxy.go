@@ -123,6 +123,12 @@ type exchange struct {
 	// served is the attempt whose usage was priced last: its target's
 	// tpm is settled from it at the end.
 	served *router.Attempt
+	// loggedBody is the start of the request body, for the request log
+	// with log_content on; nil otherwise.
+	loggedBody []byte
+	// caller is the authenticated client's name, for the request log even
+	// of a request refused before it is routed.
+	caller string
 }
 
 // error writes an error in the client's API's shape.
@@ -159,6 +165,9 @@ func (s *Server) handleAPI(path string, chat, messages, responses bool) http.Han
 		c, ok := s.authenticate(x.st, w, r)
 		if !ok {
 			return
+		}
+		if c != nil {
+			x.caller = c.name
 		}
 		body, ok := x.readBody()
 		if !ok {
@@ -351,6 +360,9 @@ func (x *exchange) readBody() ([]byte, bool) {
 		if x.s.testHookBody != nil {
 			x.s.testHookBody(body)
 		}
+		if x.s.reqlog.Content() {
+			x.loggedBody = append([]byte(nil), body[:min(len(body), 64<<10)]...)
+		}
 		return body, true
 	}
 	x.bodyError(err)
@@ -451,17 +463,21 @@ func (x *exchange) finish(w *recorder) {
 	if x.walk != nil {
 		attempts = x.walk.Attempts
 	}
+	h := w.Header()
+	target := cmp.Or(x.contBy, h.Get("X-Fusebox-Target"))
+	if x.s.reqlog != nil {
+		x.logRequest(w, model, target, d, attempts)
+	}
 	ctx, lh := x.r.Context(), x.s.log.Handler()
 	if !lh.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	h := w.Header()
 	// Straight to the handler, with typed attributes: no caller lookup,
 	// no boxing, no argument slice to build.
 	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 	rec.AddAttrs(slog.String("id", x.id), slog.String("client", x.client), slog.String("path", x.r.URL.Path),
 		slog.String("model", model), slog.Bool("stream", x.stream), slog.Int("status", w.code()),
-		slog.String("target", cmp.Or(x.contBy, h.Get("X-Fusebox-Target"))), slog.Int("attempts", attempts),
+		slog.String("target", target), slog.Int("attempts", attempts),
 		slog.String("outcome", x.logOutcome(w)),
 		slog.String("tried", x.loggedTried(h)), slog.String("cache", h.Get("X-Fusebox-Cache")),
 		slog.Int("tokens_in", x.priorIn+x.tokensIn), slog.Int("tokens_out", x.priorOut+x.tokensOut),

@@ -25,6 +25,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/jobs"
 	"github.com/fuseboxhq/fusebox/internal/keys"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
+	"github.com/fuseboxhq/fusebox/internal/requestlog"
 	"github.com/fuseboxhq/fusebox/internal/responses"
 	"github.com/fuseboxhq/fusebox/internal/router"
 	"github.com/fuseboxhq/fusebox/internal/sse"
@@ -98,6 +99,8 @@ type Server struct {
 	// want of keys.file or a fleet); minted their clients.
 	keys   *keys.Store
 	minted atomic.Pointer[mintedClients]
+	// reqlog keeps each request's metadata (request_log:); nil when off.
+	reqlog *requestlog.Log
 
 	// testHookLeft, if set, is told when an exchange has handled its
 	// client's leaving, and whether it drains the answer.
@@ -138,6 +141,10 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	if err := s.openKeys(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.openRequestLog(o.Config.RequestLog); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -191,6 +198,8 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /fusebox/keys/{id}", s.handleGetKey)
 	s.mux.HandleFunc("PATCH /fusebox/keys/{id}", s.handleChangeKey)
 	s.mux.HandleFunc("DELETE /fusebox/keys/{id}", s.handleRevokeKey)
+	s.mux.HandleFunc("GET /fusebox/requests", s.handleRequests)
+	s.mux.HandleFunc("GET /dashboard/requests", s.handleRequestsPage)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	// Last, once the routes its lines take are there: a batch resumed
@@ -261,7 +270,7 @@ func Check(cfg *config.Config) error {
 	// Checking shares nothing and touches no data directory: no batch
 	// resumes, no job is polled, nothing is created.
 	c := *cfg
-	c.Batch.Dir, c.JobsDir, c.Keys.File = "", "", ""
+	c.Batch.Dir, c.JobsDir, c.Keys.File, c.RequestLog.Path = "", "", "", ""
 	if cfg.State != "" && cfg.State != "memory" {
 		rdb, err := fleet.Dial(cfg.State, cfg.Fleet) // connects only when used
 		if err != nil {
@@ -505,6 +514,9 @@ func (s *Server) Close() {
 	}
 	if s.keys != nil {
 		s.keys.Close()
+	}
+	if s.reqlog != nil {
+		s.reqlog.Close() // what is queued is written
 	}
 	if s.fleet != nil {
 		s.fleet.Close()
