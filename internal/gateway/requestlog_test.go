@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
 )
 
 // requestLogGateway serves two clients over a primary that fails every
@@ -181,4 +183,23 @@ func TestRequestsPageInBrowser(t *testing.T) {
 	}
 	tab.screenshot(artifacts(t), "requests-1280.png")
 	tab.noExceptions()
+}
+
+// A reload that changes request_log says it waits for a restart, and the
+// log goes on where it was.
+func TestReloadKeepsTheRequestLog(t *testing.T) {
+	p, s := newUpstream(t, chatOK("p")), newUpstream(t, chatOK("s"))
+	dir := t.TempDir()
+	cfg := "admin_token: " + testAdmin + "\nrequest_log: {path: " + filepath.Join(dir, "a.db") + "}\n" + twoTargets
+	next := "admin_token: " + testAdmin + "\nrequest_log: {path: " + filepath.Join(dir, "b.db") + "}\n" + twoTargets
+	srv, gw := start(t, Options{Load: func() (*config.Config, error) { return parse(withUpstreams(next, p, s)) }}, cfg, p, s)
+	res, err := srv.Reload()
+	if err != nil || !strings.Contains(strings.Join(res.Warnings, ";"), "request_log take effect after a restart") {
+		t.Fatalf("reload: %v %v", res.Warnings, err)
+	}
+	chat(t, gw.URL)
+	srv.reqlog.Flush()
+	if _, pg, _ := getRequests(t, gw.URL, "", testAdmin); len(pg.Requests) != 1 {
+		t.Fatalf("%d requests after the reload, want 1", len(pg.Requests))
+	}
 }

@@ -208,6 +208,9 @@ func (s *Server) Reload() (ReloadResult, error) {
 	if o, n := prev.cfg.Server, cfg.Server; o.ReadHeaderTimeout != n.ReadHeaderTimeout || o.IdleTimeout != n.IdleTimeout {
 		res.Warnings = append(res.Warnings, "server.read_header_timeout and server.idle_timeout take effect after a restart")
 	}
+	if config.Fingerprint(cfg.Keys) != config.Fingerprint(prev.cfg.Keys) || config.Fingerprint(cfg.RequestLog) != config.Fingerprint(prev.cfg.RequestLog) {
+		res.Warnings = append(res.Warnings, "keys and request_log take effect after a restart")
+	}
 	if config.Fingerprint(cfg.Idempotency) != config.Fingerprint(prev.cfg.Idempotency) {
 		s.idem.configure(cfg.Idempotency)
 	}
