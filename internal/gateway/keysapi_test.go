@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +21,15 @@ const testAdmin = "adm-7f3a9c21e4b86d05f1a2"
 // status and decoded JSON body.
 func adminDo(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	t.Helper()
+	code, raw := adminRaw(t, method, url, token, body)
+	var out map[string]any
+	json.Unmarshal(raw, &out)
+	return code, out
+}
+
+// adminRaw sends an admin request and returns its status and body.
+func adminRaw(t *testing.T, method, url, token, body string) (int, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -29,9 +39,8 @@ func adminDo(t *testing.T, method, url, token, body string) (int, map[string]any
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out map[string]any
-	json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
 }
 
 // mint mints a key through the admin API and returns its id and token.

@@ -73,20 +73,10 @@ type requestsPage struct {
 
 func getRequests(t *testing.T, base, query, token string) (int, requestsPage, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/fusebox/requests?"+query, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var raw json.RawMessage
-	json.NewDecoder(resp.Body).Decode(&raw)
+	code, raw := adminRaw(t, "GET", base+"/fusebox/requests?"+query, token, "")
 	var p requestsPage
 	json.Unmarshal(raw, &p)
-	return resp.StatusCode, p, string(raw)
+	return code, p, string(raw)
 }
 
 // "Which requests of client batch failed over in the last hour, on which
