@@ -7,8 +7,11 @@
 // checks the compose fleet's files against each other and the
 // configuration loader, and that docs/ARCHITECTURE.md's links resolve.
 //
-// The builds take seconds on a warm build cache and minutes on a cold one;
-// they are skipped with -short.
+// The builds take seconds on a warm build cache and minutes on a cold one
+// (a fresh clone): the image's binary and the two full cross builds run
+// with FUSEBOX_REQUIRE_RELEASE_BUILDS=1, which .ci/run sets; a plain go
+// test ./... reads the build lines and resolves the package graphs. All
+// are skipped with -short.
 package deploy_test
 
 import (
@@ -37,12 +40,21 @@ import (
 // TestImageBinary builds the binary exactly as the Dockerfile does, checks
 // that it is static (the distroless image has no libc) and that the build
 // flags took, then starts it as the image does and probes /healthz.
+//
+// The Dockerfile's build (CGO_ENABLED=0, -trimpath) shares no compiled
+// package with go test's, so on a fresh clone it compiles the whole
+// dependency graph once more: minutes on two busy cores. A contributor's
+// go test ./... checks the build line only; FUSEBOX_REQUIRE_RELEASE_BUILDS=1
+// (set by .ci/run) builds and runs the binary.
 func TestImageBinary(t *testing.T) {
 	goBin := needGo(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the image is linux; its binary is checked on linux")
 	}
 	b := imageBuild(t, nil)
+	if !releaseBuilds() {
+		t.Skipf("Dockerfile:%d: the go build line was read; not built (FUSEBOX_REQUIRE_RELEASE_BUILDS=1 builds and runs it)", b.line)
+	}
 	bin := buildImageBinary(t, goBin, b)
 
 	t.Run("static", func(t *testing.T) { checkStatic(t, bin) })

@@ -67,7 +67,12 @@ func TestCompare(t *testing.T) {
 	}{
 		{lower, []float64{100, 100, 100}, []float64{104, 104, 104}, 1.04, false},
 		{lower, []float64{100, 100, 100}, []float64{106, 106, 106}, 1.06, true},
-		{lower, []float64{100, 90, 200}, []float64{101, 300, 99}, 1.01, false}, // medians, not means
+		{lower, []float64{100, 90, 200}, []float64{101, 300, 99}, 1.01, false}, // the median of the rounds' ratios, not of means
+		// One round within the threshold: the spread crosses it, the
+		// verdict is undecided, and the gate does not fail.
+		{lower, []float64{100, 100, 100}, []float64{120, 120, 101}, 1.2, false},
+		{lower, []float64{100, 200, 50}, []float64{107, 214, 54}, 1.07, true}, // paired: each round 1.07–1.08, however the load moved
+		{higher, []float64{1000, 500, 1000}, []float64{800, 600, 900}, 0.9, false},
 		{higher, []float64{1000, 1000}, []float64{960, 960}, 0.96, false},
 		{higher, []float64{1000, 1000}, []float64{940, 940}, 0.94, true},
 		{higher, []float64{1000}, []float64{2000}, 2, false},
@@ -101,5 +106,27 @@ func TestParseFlags(t *testing.T) {
 	}
 	if o.th[throughput] != 0.03 || o.th[cpu] != 0.05 || len(o.scenarios) != 1 {
 		t.Errorf("got %+v", o)
+	}
+}
+
+// The floor's figures are read from its own cells, round by round.
+func TestFloorRatios(t *testing.T) {
+	cell := func(target string, cpu float64) overheadCellResult {
+		return overheadCellResult{Mode: "json", Concurrency: 50, Target: target, CPUPerReq: ptr(cpu)}
+	}
+	runs := []run{
+		{overhead: &overheadReport{Results: []overheadCellResult{cell("fusebox", 60), cell("floor", 120)}}},
+		{overhead: &overheadReport{Results: []overheadCellResult{cell("fusebox", 90), cell("floor", 100)}}},
+		{overhead: &overheadReport{Results: []overheadCellResult{cell("fusebox", 70)}}}, // no floor: not a ratio
+	}
+	for _, f := range floorRatios() {
+		got := f.ratios(runs)
+		if f.name == "json c=50 CPU/request" {
+			if len(got) != 2 || got[0] != 0.5 || got[1] != 0.9 {
+				t.Errorf("%s: %v, want [0.5 0.9]", f.name, got)
+			}
+		} else if len(got) != 0 {
+			t.Errorf("%s: %v, want none (not in the reports)", f.name, got)
+		}
 	}
 }

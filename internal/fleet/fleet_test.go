@@ -183,7 +183,10 @@ func TestFailuresSpreadOverTheFleetTrip(t *testing.T) {
 func TestHalfOpenProbesAreFleetWide(t *testing.T) {
 	srv := redistest.Start(t)
 	clk := clocktest.New(start)
-	rs := fleetOf(t, srv, clk, 3, breaker.Config{ConsecutiveFailures: 1, OpenDuration: 5 * time.Second, HalfOpenProbes: 1})
+	// Redis is up throughout: a timeout as long as fleetOf's 50 ms would
+	// let a claim on a starved machine fall back to a local probe, and
+	// the verdict depend on the load.
+	rs := fleetOn(t, node(srv), clk, 3, breaker.Config{ConsecutiveFailures: 1, OpenDuration: 5 * time.Second, HalfOpenProbes: 1}, 5*time.Second)
 	fail(rs[0].b)
 	for _, r := range rs {
 		waitFor(t, "every replica open", func() bool { return r.b.State() == breaker.StateOpen })

@@ -34,9 +34,9 @@ var allocCeilings = []struct {
 	// bytes, with a little room for maps and slices that grow by doubling.
 	allocs, bytes int
 }{
-	{"json", 55, 12300},
-	{"stream", 77, 17400},
-	{"budgeted", 66, 13400},
+	{"json", 53, 12300},
+	{"stream", 75, 17400},
+	{"budgeted", 64, 13400},
 	{"cached", 38, 9500},
 	{"translated", 126, 16500},
 	{"translated-stream", 203, 29400},

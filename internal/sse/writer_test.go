@@ -170,3 +170,18 @@ func TestWriterWriteError(t *testing.T) {
 		t.Errorf("err %v, flushed %v", err, flushed)
 	}
 }
+
+// A Writer for a response is one allocation: it holds its
+// ResponseController instead of a closure over a new one.
+func TestNewWriterAllocatesOnce(t *testing.T) {
+	rec := httptest.NewRecorder()
+	if n := testing.AllocsPerRun(100, func() { sink = NewWriter(rec) }); n != 1 {
+		t.Errorf("NewWriter: %v allocations, want 1", n)
+	}
+	w := NewWriter(rec)
+	if err := w.WriteRaw([]byte("data: x\n\n")); err != nil || !rec.Flushed {
+		t.Errorf("WriteRaw: %v, flushed %v; want the event flushed", err, rec.Flushed)
+	}
+}
+
+var sink *Writer

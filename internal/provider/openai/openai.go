@@ -46,6 +46,7 @@ type Config struct {
 // concurrent use.
 type Upstream struct {
 	base        string
+	chatURL     string // base + "/chat/completions", the common call's, made once
 	header      http.Header
 	auth        string
 	rt          http.RoundTripper
@@ -92,7 +93,8 @@ func New(c Config) (*Upstream, error) {
 	if rt == nil {
 		rt = h1.For(u, c.Connect)
 	}
-	return &Upstream{base: strings.TrimSuffix(c.BaseURL, "/"), header: c.Header, auth: c.Auth, rt: rt, responses: c.Responses, unsupported: c.Unsupported}, nil
+	base := strings.TrimSuffix(c.BaseURL, "/")
+	return &Upstream{base: base, chatURL: base + "/chat/completions", header: c.Header, auth: c.Auth, rt: rt, responses: c.Responses, unsupported: c.Unsupported}, nil
 }
 
 // Send posts the call's body to the operation's path.
@@ -102,7 +104,7 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 			return nil, un
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.base+c.Path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.url(c.Path), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +124,14 @@ func (u *Upstream) Send(ctx context.Context, c *router.Call) (*http.Response, er
 	resp, err := u.rt.RoundTrip(req)
 	sent.spend()
 	return resp, err
+}
+
+// url returns the URL of an operation's path.
+func (u *Upstream) url(path string) string {
+	if path == "/chat/completions" {
+		return u.chatURL
+	}
+	return u.base + path
 }
 
 // SetHeaders sets on h, a request's headers, the call's headers but those
