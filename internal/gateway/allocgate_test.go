@@ -34,12 +34,12 @@ var allocCeilings = []struct {
 	// bytes, with a little room for maps and slices that grow by doubling.
 	allocs, bytes int
 }{
-	{"json", 53, 12300},
-	{"stream", 75, 17400},
-	{"budgeted", 64, 13400},
+	{"json", 52, 12300},
+	{"stream", 73, 17400},
+	{"budgeted", 63, 13400},
 	{"cached", 38, 9500},
-	{"translated", 126, 16500},
-	{"translated-stream", 203, 29400},
+	{"translated", 125, 16500},
+	{"translated-stream", 201, 29400},
 }
 
 // allocCase is one kind of request of the gate.

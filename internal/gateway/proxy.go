@@ -291,7 +291,7 @@ func (x *exchange) route(c *client, path string, body []byte, chat bool) {
 		req.Responses, req.Unservable = x.resp.native, x.resp.unservable
 	}
 	if x.stream {
-		req.Prepare = x.prepare
+		req.Prepare = x
 		if alias.Continues() {
 			x.cont = &delivered{}
 		}

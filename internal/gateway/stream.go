@@ -95,10 +95,10 @@ type held struct {
 	heldBytes int
 }
 
-// prepare reads a streamed answer until its first content or its end; see
+// Prepare reads a streamed answer until its first content or its end; see
 // router.Request.Prepare. It may run on a goroutine of its own (a hedged
 // race), so it touches nothing of the exchange's but the server's pools.
-func (x *exchange) prepare(a *router.Attempt) aierr.Verdict {
+func (x *exchange) Prepare(a *router.Attempt) aierr.Verdict {
 	h := &held{rd: x.s.readers.Get().(*sse.Reader), preamble: true}
 	h.src = flushFirst{r: a.Resp.Body, out: &h.out, a: a, x: x}
 	h.events = h.first[:0]

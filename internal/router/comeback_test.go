@@ -42,9 +42,9 @@ func comeBackOf(t *testing.T, r *Router, req *Request) time.Duration {
 // before any content: the stream fails before it is committed.
 func streamOutage() *Request {
 	req := streamRequest("smart")
-	req.Prepare = func(a *Attempt) aierr.Verdict {
+	req.Prepare = PrepareFunc(func(a *Attempt) aierr.Verdict {
 		return aierr.Verdict{Kind: aierr.Outage, Status: 200, Code: "server_error"}
-	}
+	})
 	return req
 }
 

@@ -21,7 +21,7 @@ import (
 func heldRequest(model string) *Request {
 	req := request(model)
 	req.Stream = true
-	req.Prepare = func(a *Attempt) aierr.Verdict {
+	req.Prepare = PrepareFunc(func(a *Attempt) aierr.Verdict {
 		buf := make([]byte, 256)
 		held := 0
 		for {
@@ -39,7 +39,7 @@ func heldRequest(model string) *Request {
 			}
 			return aierr.ClassifyError(err)
 		}
-	}
+	})
 	return req
 }
 

@@ -296,7 +296,7 @@ func start(t *testing.T, r *Router, alias string, req *Request) *Walk {
 func streamRequest(model string) *Request {
 	req := request(model)
 	req.Stream = true
-	req.Prepare = func(a *Attempt) aierr.Verdict {
+	req.Prepare = PrepareFunc(func(a *Attempt) aierr.Verdict {
 		buf := make([]byte, 256)
 		n, err := a.Resp.Body.Read(buf)
 		if n == 0 && err != nil {
@@ -308,7 +308,7 @@ func streamRequest(model string) *Request {
 		a.Held = string(buf[:n])
 		a.Progress()
 		return aierr.Verdict{Kind: aierr.Success}
-	}
+	})
 	return req
 }
 

@@ -45,8 +45,9 @@ type Request struct {
 	// Attempt.Held and calling Attempt.Progress for each event. A verdict
 	// other than Success fails the attempt before the client sees it, and
 	// the walk goes on. Plain answers are read to their first byte by the
-	// walk itself.
-	Prepare func(*Attempt) aierr.Verdict
+	// walk itself. (An interface, so that a caller passes itself without
+	// the allocation of a method value.)
+	Prepare Preparer
 	// Flow names the caller (a client key) and Weight its share: when a
 	// target is at its rate or concurrency limit, the requests waiting for
 	// it are served by weighted fair queueing across flows. Weight 0 counts
@@ -375,7 +376,7 @@ func (w *Walk) exchange(ctx context.Context, a *Attempt, call *Call) error {
 	} else {
 		resp, err = t.prov.up.Send(a.ctx, call)
 	}
-	if u := (*Unservable)(nil); errors.As(err, &u) {
+	if u := unservable(err); u != nil {
 		a.unservable = u
 		a.Verdict = aierr.Verdict{Kind: aierr.ClientError, Code: u.Code, Message: u.Message}
 		a.finish(a.Verdict)
@@ -420,6 +421,19 @@ func (w *Walk) bounds(a *Attempt, idle time.Duration) bounds {
 	return b
 }
 
+// unservable returns err's target refusal, if it is one; its pointer
+// escapes only for an error.
+func unservable(err error) *Unservable {
+	if err == nil {
+		return nil
+	}
+	var u *Unservable
+	if errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
 // errNoAnswer is an attempt whose answer was neither a 2xx nor a failure.
 var errNoAnswer = errors.New("router: the answer was not a 2xx")
 
@@ -446,6 +460,18 @@ func (w *Walk) verdict(ctx context.Context, a *Attempt, err error) aierr.Verdict
 	return a.Target.prov.classifier.ClassifyError(err)
 }
 
+// Preparer reads a streamed 2xx answer until its first content; see
+// Request.Prepare.
+type Preparer interface {
+	Prepare(*Attempt) aierr.Verdict
+}
+
+// PrepareFunc is a function as a Preparer.
+type PrepareFunc func(*Attempt) aierr.Verdict
+
+// Prepare calls f.
+func (f PrepareFunc) Prepare(a *Attempt) aierr.Verdict { return f(a) }
+
 // verdictError is a Prepare failure that carries its verdict.
 type verdictError struct{ v aierr.Verdict }
 
@@ -458,7 +484,7 @@ func (w *Walk) ready(a *Attempt) error {
 	a.Resp.Body = body
 	if w.req.Stream {
 		if p := w.req.Prepare; p != nil {
-			if v := p(a); v.Kind != aierr.Success {
+			if v := p.Prepare(a); v.Kind != aierr.Success {
 				return &verdictError{v}
 			}
 		}
