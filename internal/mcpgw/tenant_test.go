@@ -62,27 +62,24 @@ func TestSessionOfAnotherClientIsNotFound(t *testing.T) {
 	_, wikiURL := upstream(t, "wiki")
 	h := start(t, tenants(t, docsURL, wikiURL, 0), Options{})
 	web := h.connect(t, "key-web", nil)
-	req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer key-all")
-	req.Header.Set("Mcp-Session-Id", web.ID())
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	send := func(key string) int {
+		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Mcp-Session-Id", web.ID())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Fatalf("another client's session: status %d; want 404", resp.StatusCode)
+	if code := send("key-all"); code != http.StatusNotFound {
+		t.Fatalf("another client's session: status %d; want 404", code)
 	}
-	req.Header.Set("Authorization", "Bearer wrong")
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("bad key: status %d; want 401", resp.StatusCode)
+	if code := send("wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("bad key: status %d; want 401", code)
 	}
 }
 
