@@ -37,21 +37,21 @@ func TestMCPDefaults(t *testing.T) {
 
 func TestMCPErrors(t *testing.T) {
 	got := parseErrors(t, with(
-		"clients:",                          // 8
-		"  - name: web",                     // 9
-		"    key: k-web",                    // 10
-		"    mcp: {tools: [\"[bad\"], rpm: -1}", // 11
-		"mcp:",                                  // 12
-		"  servers:",                            // 13
-		"    - {name: web, url: http://h/mcp}",  // 14
-		"    - {name: web, url: http://h2/mcp}", // 15: the collision
-		"    - {name: a__b, url: http://h/mcp}", // 16
-		"    - {name: x_, url: http://h/mcp}",   // 17
-		"    - {name: s, transport: stdio}",     // 18
-		"    - {name: h, url: ftp://h, replicas: [http://a]}",      // 19
-		"    - {name: u, url: \"http://user:pw@h/mcp\"}",            // 20
+		"clients:",                                                   // 8
+		"  - name: web",                                              // 9
+		"    key: k-web",                                             // 10
+		"    mcp: {tools: [\"[bad\"], rpm: -1}",                      // 11
+		"mcp:",                                                       // 12
+		"  servers:",                                                 // 13
+		"    - {name: web, url: http://h/mcp}",                       // 14
+		"    - {name: web, url: http://h2/mcp}",                      // 15: the collision
+		"    - {name: a__b, url: http://h/mcp}",                      // 16
+		"    - {name: x_, url: http://h/mcp}",                        // 17
+		"    - {name: s, transport: stdio}",                          // 18
+		"    - {name: h, url: ftp://h, replicas: [http://a]}",        // 19
+		"    - {name: u, url: \"http://user:pw@h/mcp\"}",             // 20
 		"    - {name: t, url: http://h, tools: {w: {retry: maybe}}}", // 21
-		"    - {name: q, transport: grpc, url: http://h}",           // 22
+		"    - {name: q, transport: grpc, url: http://h}",            // 22
 	))
 	want := []string{
 		`f.yaml:11: clients[0].mcp.rpm: must not be negative, got -1`,
