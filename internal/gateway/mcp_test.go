@@ -8,9 +8,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fuseboxhq/fusebox/internal/redistest"
 	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
@@ -81,5 +83,57 @@ mcp:
 	}
 	if strings.Contains(string(raw), "upstream-secret") {
 		t.Fatal("the upstream credential is in the status")
+	}
+}
+
+// With state: redis://…, an MCP replica's breaker is the fleet's: one
+// gateway's timeouts open it for the other, which then sends nothing to
+// the hung replica.
+func TestMCPBreakersAreSharedByTheFleet(t *testing.T) {
+	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
+	a, b := sim.NewMCP("a"), sim.NewMCP("b")
+	sa, sb := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+		sa.CloseClientConnections()
+		sb.CloseClientConnections()
+		sa.Close()
+		sb.Close()
+	})
+	yaml := state + `providers: {openai: {keys: [k]}}
+models: [{name: chat, targets: [{provider: openai, model: m}]}]
+mcp:
+  servers:
+    - {name: tools, replicas: ["` + sa.URL + `/mcp", "` + sb.URL + `/mcp"], breaker: {consecutive: 2, open: 1m}, timeouts: {total: 100ms}}
+`
+	s1, hs1 := start(t, Options{}, yaml)
+	s2, hs2 := start(t, Options{}, yaml)
+	connect := func(base string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	c1, c2 := connect(hs1.URL), connect(hs2.URL)
+	a.SetFaults(sim.MCPFaults{Hang: time.Minute})
+	for range 2 {
+		if res, err := c1.CallTool(context.Background(), &mcp.CallToolParams{Name: "tools__search", Arguments: map[string]any{"q": "x"}}); err != nil || res.IsError {
+			t.Fatalf("via gateway 1: %+v, %v", res, err)
+		}
+	}
+	if st := s1.mcp.Status()[0].Replicas[0].State; st != "open" {
+		t.Fatalf("gateway 1's breaker of the hung replica is %s; want open", st)
+	}
+	eventually(t, "gateway 2 to learn of the trip", func() bool { return s2.mcp.Status()[0].Replicas[0].State == "open" })
+	before := a.Calls("search")
+	if res, err := c2.CallTool(context.Background(), &mcp.CallToolParams{Name: "tools__search", Arguments: map[string]any{"q": "x"}}); err != nil || res.IsError {
+		t.Fatalf("via gateway 2: %+v, %v", res, err)
+	}
+	if a.Calls("search") != before {
+		t.Fatal("gateway 2 sent a call to the replica the fleet's breaker holds open")
 	}
 }
