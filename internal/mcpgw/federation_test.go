@@ -80,3 +80,22 @@ func TestStdioServerWithProgress(t *testing.T) {
 		t.Fatalf("progress notifications = %d with the client's token, %d with another; want 1 to 3, none", n, f)
 	}
 }
+
+func TestListChangesArePassedThrough(t *testing.T) {
+	m, url := upstream(t, "growing")
+	h := start(t, parse(t, serverYAML("g", "      url: "+url+"\n")), Options{})
+	changed := make(chan struct{}, 8)
+	cs := h.connect(t, "", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if n := len(toolNames(t, cs)); n != 3 {
+		t.Fatalf("%d tools; want 3", n)
+	}
+	m.Offer("extra")
+	for !slices.Contains(toolNames(t, cs), "g__extra") {
+		<-changed // the gateway relisted the server and told the client
+	}
+	if got, _ := call(t, cs, "g__extra", nil); got != "extra from growing" {
+		t.Fatalf("g__extra = %q", got)
+	}
+}

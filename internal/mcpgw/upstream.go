@@ -1,6 +1,7 @@
 package mcpgw
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -118,7 +119,7 @@ func (r *replica) transport() mcp.Transport {
 		cmd.Stderr = r.srv.gw.stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: r.srv.gw.terminate}
 	case config.MCPSSE:
-		return &mcp.SSEClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient}
+		return detached{&mcp.SSEClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient}}
 	}
 	return &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient, MaxRetries: -1}
 }
@@ -138,6 +139,43 @@ func (r *replica) toolBreaker(tool string) *breaker.Breaker {
 	}
 	got, _ := r.tools.LoadOrStore(tool, b)
 	return got.(*breaker.Breaker)
+}
+
+// detached is a transport whose connection outlives the context it was
+// opened with, once open: the SSE transport ties its stream to that
+// context, which bounds only the handshake here. A context that ends
+// while the connection is being opened still stops it. (Streamable HTTP
+// detaches its own, and its connection must not be wrapped: the SDK
+// tells it of the session through an unexported method.)
+type detached struct{ mcp.Transport }
+
+func (d detached) Connect(ctx context.Context) (mcp.Connection, error) {
+	live, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := d.Transport.Connect(live)
+	if !stop() { // ctx ended first: live is canceled
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, cmp.Or(err, ctx.Err())
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return closing{conn, cancel}, nil
+}
+
+// closing is a connection that ends its context when closed.
+type closing struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c closing) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }
 
 // headerTransport adds an upstream server's configured headers (its

@@ -62,6 +62,15 @@ func NewMCP(name string) *MCP {
 	return m
 }
 
+// Offer adds a read-only tool called name, which answers its own name:
+// the server tells its clients that its tool list changed.
+func (m *MCP) Offer(name string) {
+	m.server.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, m.tool(name, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(name + " from " + m.name), nil
+	}))
+}
+
 // Handler serves the server over Streamable HTTP at any path, and its
 // faults at /sim/mcp/faults (GET reads, POST sets, DELETE clears).
 func (m *MCP) Handler() http.Handler {
