@@ -121,7 +121,7 @@ func (r *replica) transport() mcp.Transport {
 	case config.MCPSSE:
 		return detached{&mcp.SSEClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient}}
 	}
-	return &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient, MaxRetries: -1}
+	return &mcp.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.srv.httpClient}
 }
 
 // toolBreaker returns the breaker of the replica's tool, or nil without
