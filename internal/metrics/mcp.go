@@ -49,7 +49,11 @@ func (x *MCP) Call(server, tool, outcome string, d time.Duration) {
 }
 
 var descMCPBreaker = prometheus.NewDesc("fusebox_mcp_breaker_state",
-	"State of an MCP server replica's (or tool's) breaker: 1 for the state it is in, by breaker name and state.", []string{"breaker", "state"}, nil)
+	"State of an MCP server replica's (or tool's) breaker: 1 for the state it is in, 0 for the others, by breaker name and state.", []string{"breaker", "state"}, nil)
+
+// mcpStates are the states the gauge has a series for.
+var mcpStates = []breaker.State{breaker.StateClosed, breaker.StateOpen, breaker.StateHalfOpen,
+	breaker.StateForcedOpen, breaker.StateForcedClosed, breaker.StateDisabled}
 
 type mcpBreakerCollector func() []*breaker.Breaker
 
@@ -57,6 +61,13 @@ func (c mcpBreakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descMC
 
 func (c mcpBreakerCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, b := range c() {
-		ch <- prometheus.MustNewConstMetric(descMCPBreaker, prometheus.GaugeValue, 1, b.Name(), b.State().String())
+		now := b.State()
+		for _, st := range mcpStates {
+			v := 0.0
+			if st == now {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descMCPBreaker, prometheus.GaugeValue, v, b.Name(), st.String())
+		}
 	}
 }
