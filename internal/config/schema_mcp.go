@@ -79,9 +79,11 @@ type MCPServer struct {
 	// result (isError) and the caller's mistakes count as successes or
 	// not at all. Unset fields come from defaults.breaker.
 	Breaker Breaker `yaml:"breaker"`
-	// BreakerPerTool gives each tool of each replica its own breaker as
-	// well, so that one broken tool does not close the others off.
-	// Default: false.
+	// BreakerPerTool gives each tool of each replica its own breaker, fed
+	// by that tool's calls, so that one broken tool does not close the
+	// others off: the replica's breaker then counts only the replica's own
+	// failures (a session that cannot be opened or is lost). Default:
+	// false.
 	BreakerPerTool bool `yaml:"breaker_per_tool"`
 	// Timeouts bound the calls to the server; a tool may override them.
 	Timeouts MCPTimeouts `yaml:"timeouts"`

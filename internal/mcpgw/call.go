@@ -155,7 +155,7 @@ func (s *server) try(ctx context.Context, tool string, pol policy, fn func(conte
 		tr.err, was = r.run(dctx, pol.total, fn)
 		sent = sent || was
 		tr.v = classify(ctx, tr.err)
-		ps.report(tr.v)
+		ps.report(tr.v, !was || tr.v.Code == "connection_closed" || tr.v.Code == "session_missing")
 		if k := tr.v.Kind; k != aierr.Outage && k != aierr.Throttle {
 			break
 		}
@@ -209,7 +209,10 @@ func (r *replica) run(ctx context.Context, total time.Duration, fn func(context.
 
 // permits are an attempt's admissions: its replica's breaker's and, with
 // breaker_per_tool, its tool's (a zero Permit ignores reports).
-type permits struct{ srv, tool breaker.Permit }
+type permits struct {
+	srv, tool breaker.Permit
+	perTool   bool
+}
 
 // allow asks the replica's breakers to admit a call of tool.
 func (r *replica) allow(tool string) (permits, *breaker.OpenError) {
@@ -226,14 +229,21 @@ func (r *replica) allow(tool string) (permits, *breaker.OpenError) {
 		p.Ignore()
 		return permits{}, openError(err)
 	}
-	return permits{p, q}, nil
+	return permits{p, q, true}, nil
 }
 
-// report records an attempt's verdict with both breakers.
-func (ps permits) report(v aierr.Verdict) {
+// report records an attempt's verdict with both breakers. With a breaker
+// per tool, a tool's failure is its own breaker's: the replica's counts
+// only the failures of the replica itself (a session that could not be
+// opened or was lost), so one broken tool leaves the others callable.
+func (ps permits) report(v aierr.Verdict, replicaFault bool) {
 	o := verdictOutcome(v)
-	ps.srv.Report(o)
 	ps.tool.Report(o)
+	if ps.perTool && o.Result == breaker.Failure && !replicaFault {
+		ps.srv.Ignore()
+		return
+	}
+	ps.srv.Report(o)
 }
 
 // verdictOutcome is what a breaker records for a verdict.

@@ -185,7 +185,7 @@ func (s *server) open(ctx context.Context) {
 			continue
 		}
 		_, err = r.session(ctx)
-		p.Report(verdictOutcome(classify(ctx, err)))
+		p.Report(verdictOutcome(classify(ctx, err))) // opening is the replica's own doing
 		if err == nil {
 			return
 		}

@@ -28,7 +28,12 @@ func (g *Gateway) newHandler() http.Handler {
 	limit := int64(g.o.Config.MaxBodyBytes)
 	streamable := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		SessionTimeout: g.o.Config.SessionIdle, MaxRequestBodyBytes: limit, Logger: g.o.Logger})
-	sse := mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: limit})
+	// An SSE handler per client: a session id is looked up only among
+	// the sessions of the client that presents it.
+	sse := map[*tenant]*mcp.SSEHandler{}
+	for _, t := range g.tenants {
+		sse[t] = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return t.server }, &mcp.SSEOptions{MaxRequestBodyBytes: limit})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, ok := g.identify(w, r)
 		if !ok {
@@ -36,7 +41,7 @@ func (g *Gateway) newHandler() http.Handler {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, t))
 		if strings.HasSuffix(r.URL.Path, "/sse") {
-			sse.ServeHTTP(w, r)
+			sse[t].ServeHTTP(w, r)
 			return
 		}
 		streamable.ServeHTTP(w, r)

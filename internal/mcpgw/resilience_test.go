@@ -131,3 +131,26 @@ func TestClientLeavingMidCallIsNotAnOutage(t *testing.T) {
 		t.Fatalf("breaker %s after a client left; want closed (consecutive: 1 would have tripped)", st)
 	}
 }
+
+func TestBreakerPerToolKeepsTheOtherToolsOpenToCalls(t *testing.T) {
+	m, url := upstream(t, "mixed")
+	cfg := parse(t, serverYAML("mx", "      url: "+url+"\n      breaker_per_tool: true\n      breaker: {consecutive: 2, open: 1m}\n      timeouts: {total: 100ms}\n"))
+	h := start(t, cfg, Options{})
+	cs := h.connect(t, "", nil)
+	call(t, cs, "mx__search", map[string]any{"q": "warm"}) // the session opens
+	m.SetFaults(sim.MCPFaults{Slow: time.Second})          // search times out
+	for range 2 {
+		call(t, cs, "mx__search", map[string]any{"q": "x"})
+	}
+	m.SetFaults(sim.MCPFaults{})
+	st := h.gw.Status()[0].Replicas[0]
+	if st.Tools["search"] != "open" || st.State != "closed" {
+		t.Fatalf("status = %+v; want search's own breaker open, the replica's closed", st)
+	}
+	if got, isErr := call(t, cs, "mx__search", map[string]any{"q": "x"}); !isErr || !strings.Contains(got, "unavailable") {
+		t.Fatalf("search = %q; want refused while its breaker is open", got)
+	}
+	if got, isErr := call(t, cs, "mx__create_item", map[string]any{"q": "y"}); isErr || got != `created "y" on mixed` {
+		t.Fatalf("create_item = %q (isError %v); want it answered, its breaker closed", got, isErr)
+	}
+}

@@ -112,3 +112,44 @@ func TestRateLimitHoldsUnderConcurrency(t *testing.T) {
 		t.Fatalf("limited %d, upstream %d; want 15 and 5", limited, docs.Calls("search"))
 	}
 }
+
+func TestSSESessionOfAnotherClientIsNotFound(t *testing.T) {
+	_, docsURL := upstream(t, "docs")
+	_, wikiURL := upstream(t, "wiki")
+	h := start(t, tenants(t, docsURL, wikiURL, 0), Options{})
+	var endpoint string
+	c := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.SSEClientTransport{Endpoint: h.url + "/sse",
+		HTTPClient: &http.Client{Transport: recordPost{bearer{"key-web"}, &endpoint}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if endpoint == "" {
+		t.Fatal("no message endpoint seen")
+	}
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer key-all")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("web's SSE session posted to with all's key: status %d; want 404", resp.StatusCode)
+	}
+}
+
+// recordPost records the URL of the POSTs it carries.
+type recordPost struct {
+	base http.RoundTripper
+	url  *string
+}
+
+func (rp recordPost) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost {
+		*rp.url = r.URL.String()
+	}
+	return rp.base.RoundTrip(r)
+}
