@@ -17,16 +17,8 @@ import (
 // their breakers; the hung replica's shows open once its calls time out.
 func TestDashboardShowsMCPServers(t *testing.T) {
 	exe := findBrowser(t)
-	a, b := sim.NewMCP("a"), sim.NewMCP("b")
-	sa, sb := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	t.Cleanup(func() {
-		a.Close()
-		b.Close()
-		sa.CloseClientConnections()
-		sb.CloseClientConnections()
-		sa.Close()
-		sb.Close()
-	})
+	a, sa := simMCP(t, "a")
+	_, sb := simMCP(t, "b")
 	cfg, err := parse(`admin_token: ` + dashboardToken + `
 providers: {openai: {keys: [k]}}
 models: [{name: chat, targets: [{provider: openai, model: m}]}]

@@ -26,9 +26,7 @@ func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestMCPThroughTheGateway(t *testing.T) {
-	m := sim.NewMCP("tools-a")
-	up := httptest.NewServer(m.Handler())
-	t.Cleanup(func() { m.Close(); up.CloseClientConnections(); up.Close() })
+	_, up := simMCP(t, "tools-a")
 	u := newUpstream(t, chatOK("a"))
 	_, hs := start(t, Options{}, `
 admin_token: adm
@@ -91,16 +89,8 @@ mcp:
 // the hung replica.
 func TestMCPBreakersAreSharedByTheFleet(t *testing.T) {
 	state := "state: " + redistest.Start(t).URL() + "\nfleet: {sync: 10ms, timeout: 2s}\n"
-	a, b := sim.NewMCP("a"), sim.NewMCP("b")
-	sa, sb := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	t.Cleanup(func() {
-		a.Close()
-		b.Close()
-		sa.CloseClientConnections()
-		sb.CloseClientConnections()
-		sa.Close()
-		sb.Close()
-	})
+	a, sa := simMCP(t, "a")
+	_, sb := simMCP(t, "b")
 	yaml := state + `providers: {openai: {keys: [k]}}
 models: [{name: chat, targets: [{provider: openai, model: m}]}]
 mcp:
@@ -136,4 +126,18 @@ mcp:
 	if a.Calls("search") != before {
 		t.Fatal("gateway 2 sent a call to the replica the fleet's breaker holds open")
 	}
+}
+
+// simMCP serves a simulated MCP server called name over Streamable HTTP,
+// at the returned server's /mcp.
+func simMCP(t *testing.T, name string) (*sim.MCP, *httptest.Server) {
+	t.Helper()
+	m := sim.NewMCP(name)
+	ts := httptest.NewServer(m.Handler())
+	t.Cleanup(func() {
+		m.Close()
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return m, ts
 }
