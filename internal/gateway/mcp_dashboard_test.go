@@ -24,7 +24,7 @@ providers: {openai: {keys: [k]}}
 models: [{name: chat, targets: [{provider: openai, model: m}]}]
 mcp:
   servers:
-    - {name: tools, replicas: ["` + sa.URL + `/mcp", "` + sb.URL + `/mcp"], breaker: {consecutive: 1, open: 1m}, timeouts: {total: 100ms}}
+    - {name: tools, replicas: ["` + sa.URL + `/mcp", "` + sb.URL + `/mcp"], breaker: {consecutive: 1, open: 1m}, timeouts: {total: 100ms, deadline: 30s}}
 `)
 	if err != nil {
 		t.Fatal(err)

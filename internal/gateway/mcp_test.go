@@ -95,7 +95,7 @@ func TestMCPBreakersAreSharedByTheFleet(t *testing.T) {
 models: [{name: chat, targets: [{provider: openai, model: m}]}]
 mcp:
   servers:
-    - {name: tools, replicas: ["` + sa.URL + `/mcp", "` + sb.URL + `/mcp"], breaker: {consecutive: 2, open: 1m}, timeouts: {total: 100ms}}
+    - {name: tools, replicas: ["` + sa.URL + `/mcp", "` + sb.URL + `/mcp"], breaker: {consecutive: 2, open: 1m}, timeouts: {total: 100ms, deadline: 30s}}
 `
 	s1, hs1 := start(t, Options{}, yaml)
 	s2, hs2 := start(t, Options{}, yaml)

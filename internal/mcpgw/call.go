@@ -182,29 +182,45 @@ func (s *server) do(ctx context.Context, fn func(context.Context, *mcp.ClientSes
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server " + s.cfg.Name + " " + failure(tr.v, pol)}
 }
 
-// run makes one attempt on the replica within total. A session the server
-// no longer knows (it restarted) never saw the call: it is opened again
-// and the call sent once more. sent reports whether the call may have
-// reached the server.
+// run makes one attempt on the replica, the call within total. A call the session
+// refused before writing it (the session had ended: the server restarted
+// and no longer knows it, or the process exited) never reached the server:
+// a session is opened again and the call sent once more. sent reports
+// whether the call may have reached the server.
 func (r *replica) run(ctx context.Context, total time.Duration, fn func(context.Context, *mcp.ClientSession) error) (err error, sent bool) {
-	actx, cancel := context.WithTimeout(ctx, total)
-	defer cancel()
-	cs, err := r.session(actx)
+	// Opening a session is bounded by connect (and the call's deadline),
+	// the call itself by total.
+	cs, err := r.session(ctx)
 	if err != nil {
 		return err, false
 	}
-	err = fn(actx, cs)
-	if errors.Is(err, mcp.ErrSessionMissing) {
+	if err = r.send(ctx, total, cs, fn); notSent(err) {
 		r.drop(cs)
-		if cs, err = r.session(actx); err != nil {
+		if cs, err = r.session(ctx); err != nil {
 			return err, false
 		}
-		err = fn(actx, cs)
+		err = r.send(ctx, total, cs, fn)
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
+	if notSent(err) {
 		r.drop(cs) // the next call opens another
+		return err, false
 	}
 	return err, true
+}
+
+// send makes the call on session cs within total.
+func (r *replica) send(ctx context.Context, total time.Duration, cs *mcp.ClientSession, fn func(context.Context, *mcp.ClientSession) error) error {
+	actx, cancel := context.WithTimeout(ctx, total)
+	defer cancel()
+	return fn(actx, cs)
+}
+
+// notSent reports an error of a call that was never written: the SDK
+// answers ErrConnectionClosed for a call made on a session that is
+// closing (an in-flight call whose connection breaks gets the read error
+// instead), and ErrSessionMissing for a session the server does not know.
+func notSent(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 }
 
 // permits are an attempt's admissions: its replica's breaker's and, with

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,5 +99,28 @@ func TestListChangesArePassedThrough(t *testing.T) {
 	}
 	if got, _ := call(t, cs, "g__extra", nil); got != "extra from growing" {
 		t.Fatalf("g__extra = %q", got)
+	}
+}
+
+func TestStdioServerIsStartedAgainAfterACrashAndReapedAtClose(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := parse(t, serverYAML("m", "      command: ["+exe+"]\n      env: {"+stdioEnv+": mortal}\n"))
+	h := start(t, cfg, Options{})
+	cs := h.connect(t, "", nil)
+	first, _ := call(t, cs, "m__pid", nil)
+	if got, isErr := call(t, cs, "m__die", nil); !isErr {
+		t.Fatalf("die = %q; want a failure (the process is gone)", got)
+	}
+	second, isErr := call(t, cs, "m__pid", nil)
+	if isErr || second == first {
+		t.Fatalf("pid after the crash = %q (isError %v), before %q; want a new process", second, isErr, first)
+	}
+	pid, _ := strconv.Atoi(second)
+	h.gw.Close()
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("process %d still runs after Close", pid)
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -23,7 +25,11 @@ import (
 const stdioEnv = "FUSEBOX_TEST_MCP_STDIO"
 
 func TestMain(m *testing.M) {
-	if name := os.Getenv(stdioEnv); name != "" {
+	switch name := os.Getenv(stdioEnv); name {
+	case "":
+	case "mortal":
+		mortal()
+	default:
 		sim.NewMCP(name).Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
 	}
@@ -89,7 +95,7 @@ func start(t *testing.T, cfg *config.Config, o Options) *harness {
 			user(c)
 		}
 	}
-	o.TerminateAfter = 1
+	o.TerminateAfter = 5 * time.Second // a sim exits when its stdin closes
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -179,4 +185,21 @@ func resultText(res *mcp.CallToolResult) string {
 // serverYAML is an mcp block of one server.
 func serverYAML(name, extra string) string {
 	return fmt.Sprintf("mcp:\n  servers:\n    - name: %s\n%s", name, extra)
+}
+
+// mortal serves, on stdio, a server whose tool pid answers its process id
+// and whose tool die ends the process at once, as a crash does.
+func mortal() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mortal", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	s.AddTool(&mcp.Tool{Name: "pid", InputSchema: obj, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "die", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	s.Run(context.Background(), &mcp.StdioTransport{})
+	os.Exit(0)
 }
