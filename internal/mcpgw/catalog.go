@@ -156,16 +156,17 @@ func (g *Gateway) changed(cs *mcp.ClientSession) {
 	}()
 }
 
-// listed makes sure every server whose breakers let it has been listed:
-// a client's first listing opens the sessions. A server that cannot be
-// reached is left out of the listing, and tried again at the next.
-func (g *Gateway) listed(ctx context.Context, t *tenant) {
+// listed makes sure every server (only the one named only, when set)
+// whose breakers let it has been listed: a client's first listing opens
+// the sessions. A server that cannot be reached is left out of the
+// listing, and tried again at the next.
+func (g *Gateway) listed(ctx context.Context, t *tenant, only string) {
 	var wg sync.WaitGroup
 	for _, s := range g.servers {
 		s.mu.Lock()
 		done := s.cat.listed
 		s.mu.Unlock()
-		if done || !t.seesServer(s.cfg.Name) {
+		if done || !t.seesServer(s.cfg.Name) || only != "" && s.cfg.Name != only {
 			continue
 		}
 		wg.Add(1)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,17 +72,32 @@ func (g *Gateway) buildTenants() error {
 }
 
 // listFirst opens the sessions of the servers not yet listed before a
-// client's listing, or a call that names what a listing would show, is
-// answered.
+// client's listing is answered; before a call (whose tool may be one of a
+// server not listed yet), only the session of the server it names, so
+// that a server that is down delays no call to the others.
 func (t *tenant) listFirst(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "tools/list", "prompts/list", "resources/list", "resources/templates/list",
-			"tools/call", "prompts/get", "resources/read":
-			t.gw.listed(ctx, t)
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read":
+			t.gw.listed(ctx, t, "")
+		case "tools/call", "prompts/get":
+			if server, _, ok := strings.Cut(calledName(req), sep); ok {
+				t.gw.listed(ctx, t, server)
+			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// calledName is the tool or prompt a call names.
+func calledName(req mcp.Request) string {
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		return p.Name
+	case *mcp.GetPromptParams:
+		return p.Name
+	}
+	return ""
 }
 
 // seesServer reports whether the client may see anything of server: a

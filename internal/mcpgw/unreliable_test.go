@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -64,5 +65,23 @@ func TestBrokenUpstreamsAreLeftOutOfTheListing(t *testing.T) {
 	}
 	if snap := h.gw.server("hang").replicas[0].breaker.Snapshot(); snap.ConsecutiveFailures != 1 {
 		t.Fatalf("hang's breaker counted %d failures; want 1", snap.ConsecutiveFailures)
+	}
+}
+
+func TestACallWaitsOnlyForTheServerItNames(t *testing.T) {
+	_, good := upstream(t, "good")
+	var asked atomic.Int64
+	down := badUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})
+	cfg := parse(t, "mcp:\n  servers:\n    - {name: down, url: "+down+"}\n    - {name: good, url: "+good+"}\n")
+	h := start(t, cfg, Options{})
+	cs := h.connect(t, "", nil)
+	if got, isErr := call(t, cs, "good__search", map[string]any{"q": "x"}); isErr {
+		t.Fatalf("good__search = %q", got)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("the down server was asked %d times for a call of another server's tool; want 0", n)
 	}
 }
