@@ -2,7 +2,10 @@ package mcpgw
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +155,40 @@ func TestBreakerPerToolKeepsTheOtherToolsOpenToCalls(t *testing.T) {
 	}
 	if got, isErr := call(t, cs, "mx__create_item", map[string]any{"q": "y"}); isErr || got != `created "y" on mixed` {
 		t.Fatalf("create_item = %q (isError %v); want it answered, its breaker closed", got, isErr)
+	}
+}
+
+// Many writes at once while the first replica fails: each reaches one
+// replica at most, never both. The writes answered are exactly the
+// healthy replica's, the failed ones exactly the failing replica's.
+func TestHammerWritesAreNeverSentTwice(t *testing.T) {
+	a, urlA := upstream(t, "a")
+	b, urlB := upstream(t, "b")
+	cfg := parse(t, serverYAML("items", "      replicas: ["+urlA+", "+urlB+"]\n      breaker: {consecutive: 4, open: 1m}\n"))
+	h := start(t, cfg, Options{})
+	cs := h.connect(t, "", nil)
+	call(t, cs, "items__search", map[string]any{"q": "warm"})
+	a.SetFaults(sim.MCPFaults{Error: true})
+	const n = 40
+	var ok, failed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, isErr := call(t, cs, "items__create_item", map[string]any{"q": strconv.Itoa(i)}); isErr {
+				failed.Add(1)
+			} else {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	ca, cb := a.Calls("create_item"), b.Calls("create_item")
+	if ca+cb != n || ok.Load() != cb || failed.Load() != ca {
+		t.Fatalf("a got %d, b %d; %d answered, %d failed: want a+b = %d, answered = b's, failed = a's", ca, cb, ok.Load(), failed.Load(), n)
+	}
+	if ca < 4 {
+		t.Fatalf("a got %d writes; want at least the 4 that open its breaker", ca)
 	}
 }
