@@ -15,8 +15,10 @@
 // again when the server restarts or drops the session.
 //
 // Files, one concern each: gateway.go (building and closing), upstream.go
-// (a replica's session), catalog.go (federation and naming), call.go (the
-// call policy), classify.go (what an error means), tenant.go (client
-// rights and limits), progress.go (progress passed through), handler.go
-// (HTTP), status.go (the status snapshot).
+// (a replica's session), catalog.go (what a server offers, listing it),
+// federate.go (naming and publishing it to each client's view), call.go
+// (the call policy: breakers, deadlines, failover, retries), classify.go
+// (what an error means), tenant.go (client rights and limits),
+// progress.go (progress passed through), record.go (metrics hook and
+// access log), handler.go (HTTP), status.go (the status snapshot).
 package mcpgw
