@@ -218,6 +218,6 @@ mcp:
     - name: tools
       replicas: ["` + a + `", "` + b + `"]
       breaker: {consecutive: 3, open: 2s, max_open: 4s}
-      timeouts: {total: ` + total.String() + `}
+      timeouts: {total: ` + total.String() + `, deadline: 30s}
 `
 }
