@@ -19,6 +19,9 @@ type benchOptions struct {
 	scenario string
 	jsonPath string
 	svgPath  string
+	// rateSet and durationSet: --rate and --duration were given (mcp-hang
+	// has defaults of its own).
+	rateSet, durationSet bool
 }
 
 func benchCommand() *cobra.Command {
@@ -56,6 +59,9 @@ Scenarios, by how the primary fails during the storm:
                  queue_full, answers lost after the job was made; a naive
                  client with the same key, one with a new key per retry,
                  and Fusebox (docs/JOBS.md)
+  mcp-hang       an agent's read-only tool calls through /mcp (--rate,
+                 default 20/s here) while one of the tool server's two
+                 replicas hangs for 10s (docs/MCP.md)
 
 --stream streams the requests of any scenario but overload529; stall,
 partial, drip and cut always stream. --continue sets continue_on_failure on
@@ -67,6 +73,7 @@ the outage is learned once for the fleet instead of once per replica.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Scenario = bench.Scenario(o.scenario)
+			o.rateSet, o.durationSet = cmd.Flags().Changed("rate"), cmd.Flags().Changed("duration")
 			// Unset, these follow the flags they depend on: the storm from
 			// half of --duration for a sixth of it, p99 from --latency,
 			// the spike from --scenario.
@@ -153,7 +160,7 @@ func scenarioNames() string {
 	for _, s := range bench.Scenarios {
 		names = append(names, string(s))
 	}
-	return strings.Join(append(names, string(bench.Jobs)), ", ")
+	return strings.Join(append(names, string(bench.Jobs), string(bench.MCPHang)), ", ")
 }
 
 // positiveIfSet checks a duration flag whose default (0) bench.Options derives
@@ -168,6 +175,9 @@ func positiveIfSet(cmd *cobra.Command, name string, d *time.Duration) error {
 func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if o.Scenario == bench.Jobs { // its own engine: jobs, not a request rate
 		return runJobsBench(ctx, o, out)
+	}
+	if o.Scenario == bench.MCPHang { // tool calls, not model requests
+		return runMCPBench(ctx, o, out)
 	}
 	if o.Rate <= 0 || o.Duration <= 0 {
 		return fmt.Errorf("bench: --rate and --duration must be positive")

@@ -9,14 +9,19 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fuseboxhq/fusebox/internal/sim"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
 type mockOptions struct {
 	listen   string
 	scenario string
 	seed     uint64
+	// mcp names a simulated MCP server served at /mcp beside the
+	// provider; mcpStdio serves one on stdin and stdout instead.
+	mcp, mcpStdio string
 }
 
 func mockCommand() *cobra.Command {
@@ -34,10 +39,17 @@ func mockCommand() *cobra.Command {
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:9090", "address to serve on")
 	cmd.Flags().StringVar(&o.scenario, "scenario", "", "scenario file (YAML); none: a healthy provider")
 	cmd.Flags().Uint64Var(&o.seed, "seed", 0, "random seed when the scenario sets none")
+	cmd.Flags().StringVar(&o.mcp, "mcp", "", "also serve a simulated MCP server of this name at /mcp (faults: POST /sim/mcp/faults)")
+	cmd.Flags().StringVar(&o.mcpStdio, "mcp-stdio", "", "serve only a simulated MCP server of this name on stdin and stdout")
 	return cmd
 }
 
 func runMock(ctx context.Context, o mockOptions, out io.Writer) error {
+	if o.mcpStdio != "" {
+		m := sim.NewMCP(o.mcpStdio)
+		defer m.Close()
+		return m.Run(ctx, &mcp.StdioTransport{})
+	}
 	cfg := sim.Config{Name: "mock", Seed: o.seed}
 	if o.scenario != "" {
 		var err error
@@ -64,7 +76,18 @@ func runMock(ctx context.Context, o mockOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	handler := s.Handler()
+	if o.mcp != "" {
+		m := sim.NewMCP(o.mcp)
+		defer m.Close()
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", m.Handler())
+		mux.Handle("/sim/mcp/faults", m.Handler())
+		mux.Handle("/", handler)
+		handler = mux
+		fmt.Fprintf(out, "simulated MCP server %q on http://%s/mcp (faults: POST /sim/mcp/faults {\"hang\":\"10s\"}, {\"error\":true}, {\"lose_sessions\":true})\n", o.mcp, ln.Addr())
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "simulated provider %q on http://%s/v1 (faults: GET/POST/DELETE /sim/faults, stats: GET /sim/stats)\n", s.Name(), ln.Addr())
 	fmt.Fprintf(out, "it speaks Bedrock, Vertex AI, the Gemini API and Azure OpenAI too; point the clouds' own clients at it with:\n")
 	for _, kv := range sim.ClientEnv("http://" + ln.Addr().String()) {

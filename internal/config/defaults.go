@@ -130,6 +130,7 @@ func (c *Config) setDefaults() {
 	for i := range c.Jobs {
 		c.jobDefaults(i, written)
 	}
+	c.mcpDefaults(written)
 }
 
 // breakerDefaults fills the open period's fields left zero: open 5s,

@@ -36,6 +36,7 @@
 //	    models: [smart, openai/gpt-4.1] # allowed aliases or provider/model; default all
 //	    limits: {rpm: 60, tpm: 100000} # same block as a provider's limits
 //	    budget: {daily: 20, monthly: 300} # USD at the targets' prices; over it, 429
+//	    mcp: {servers: [search], tools: ["files__read_*"], rpm: 600} # /mcp rights (globs); default every server
 //	admin_token: "${FUSEBOX_ADMIN_TOKEN:-}" # empty = admin API off
 //	metrics_token: "${FUSEBOX_METRICS_TOKEN:-}" # empty = /metrics open
 //	providers:
@@ -163,6 +164,24 @@
 //	        lookup_path: /video_keys/{key} # GET a job by its Idempotency-Key; default none
 //	        keys: ["${OPENAI_VIDEO_KEY}"] # instead of the provider's keys
 //	        price: {per_second: 0.1, per_job: 0, per_image: 0} # USD, priced when the job completes
+//	mcp:                               # MCP servers federated at /mcp (docs/MCP.md); tools named server__tool
+//	  max_body_bytes: 1048576          # one client message, arguments included; default 1 MiB
+//	  session_idle: 30m                # a client session without requests is closed
+//	  servers:
+//	    - name: search                 # required, unique; prefixes its tools and prompts
+//	      transport: http              # http (Streamable HTTP, default) | sse | stdio (default with command)
+//	      replicas: [http://10.0.0.5:9000/mcp, http://10.0.0.6:9000/mcp] # or url:; first closed breaker wins
+//	      headers: {Authorization: "Bearer ${SEARCH_TOKEN}"} # sent upstream, never shown
+//	      breaker: {consecutive: 3, open: 5s} # per replica; inherits defaults.breaker
+//	      breaker_per_tool: false      # also a breaker per tool of each replica
+//	      timeouts: {connect: 10s, total: 30s, deadline: 0s} # a session's start, one attempt, the whole call
+//	      attempts: 2                  # replicas a repeatable call may be sent to
+//	      tools:
+//	        create_item: {retry: "no", timeouts: {total: 60s}} # auto (the tool's hints) | yes | no
+//	    - name: files
+//	      url: ""
+//	      command: [mcp-server-filesystem, /srv/data] # a stdio server, started and supervised
+//	      env: {FILES_TOKEN: "${FILES_TOKEN}"} # its credentials, never shown
 //
 // Durations are Go durations (200ms, 5s, 1m30s); rates are fractions; counts
 // and limits are whole numbers and never negative; switches are true or

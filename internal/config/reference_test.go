@@ -100,6 +100,9 @@ clients:
 jobs:
   - name: video
     targets: [{provider: openai, model: sora-2}]
+mcp:
+  servers:
+    - {name: tools, url: "http://127.0.0.1:9/mcp", tools: {w: {retry: auto}}}
 `
 
 func TestReferenceExamplesParse(t *testing.T) {

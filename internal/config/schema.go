@@ -73,6 +73,9 @@ type Config struct {
 	// RequestLog keeps each request's metadata for GET /fusebox/requests
 	// and the dashboard; off unless its path is set.
 	RequestLog RequestLog `yaml:"request_log"`
+	// MCP federates MCP servers at /mcp (see schema_mcp.go); off unless
+	// it has servers.
+	MCP MCP `yaml:"mcp"`
 
 	// File is the name the configuration was parsed under, for messages.
 	File string `yaml:"-"`
@@ -106,6 +109,8 @@ type Client struct {
 	// Budget caps the client's spend in USD, at the configured prices.
 	// Zero: no budget.
 	Budget Budget `yaml:"budget"`
+	// MCP are the client's rights at /mcp. Default: every MCP server.
+	MCP ClientMCP `yaml:"mcp"`
 }
 
 // Budget is a spend limit in USD per UTC day and per UTC month. Over it,

@@ -59,6 +59,7 @@ func (c *Config) validate(r *report) {
 	c.checkJobsDir(r)
 	c.checkModelIDs(r)
 	c.checkClients(r, aliases)
+	c.checkMCP(r)
 	negatives(r, "cache", reflect.ValueOf(c.Cache))
 	negatives(r, "idempotency", reflect.ValueOf(c.Idempotency))
 	negatives(r, "server", reflect.ValueOf(c.Server))

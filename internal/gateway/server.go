@@ -24,6 +24,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/geminiapi"
 	"github.com/fuseboxhq/fusebox/internal/jobs"
 	"github.com/fuseboxhq/fusebox/internal/keys"
+	"github.com/fuseboxhq/fusebox/internal/mcpgw"
 	"github.com/fuseboxhq/fusebox/internal/metrics"
 	"github.com/fuseboxhq/fusebox/internal/requestlog"
 	"github.com/fuseboxhq/fusebox/internal/responses"
@@ -89,6 +90,8 @@ type Server struct {
 	// serves the Files and Batch APIs (batch: {dir: …}); nil without.
 	jobs    *jobs.Jobs
 	batches *batchapi.API
+	// mcp serves /mcp (mcp: servers); nil without any.
+	mcp *mcpgw.Gateway
 
 	// fleet shares state with the other replicas (state: redis://…);
 	// nil with state: memory. rdb is its Redis client.
@@ -212,12 +215,19 @@ func New(o Options) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.startMCP(o.Config); err != nil {
+		s.Close()
+		return nil, err
+	}
 	served := "POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}"
 	if s.jobs != nil {
 		served += ", POST /v1/videos, POST /v1/images/generations"
 	}
 	if s.batches != nil {
 		served += ", POST /v1/files, POST /v1/batches"
+	}
+	if s.mcp != nil {
+		served += ", /mcp (MCP)"
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		msg := "Unknown request URL: " + r.Method + " " + r.URL.Path + ". Fusebox serves " + served + "."
@@ -504,6 +514,9 @@ func (s *Server) Close() {
 	}
 	if s.jobs != nil {
 		s.jobs.Close()
+	}
+	if s.mcp != nil {
+		s.mcp.Close() // stdio servers stop
 	}
 	s.dash.hist.stop()
 	s.dash.hub.close()

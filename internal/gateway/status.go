@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fuseboxhq/fusebox/internal/mcpgw"
 	"github.com/fuseboxhq/fusebox/internal/router"
 )
 
@@ -55,6 +56,8 @@ type statusDoc struct {
 	Timeline []timelineEntry `json:"timeline,omitempty"`
 	// Jobs is each job target's breakers and cap (jobs:), if any.
 	Jobs []statusJobTarget `json:"jobs,omitempty"`
+	// MCP is each MCP server's replicas and their breakers (mcp:), if any.
+	MCP []mcpgw.ServerStatus `json:"mcp,omitempty"`
 }
 
 // statusJobTarget is a job target: its submit and resubmit breakers, and
@@ -113,6 +116,7 @@ func (s *Server) status(withTimeline bool) statusDoc {
 			doc.Jobs = append(doc.Jobs, statusJobTarget{t.Name, t.Submit, t.Resubmit, t.Cap, t.InFlight})
 		}
 	}
+	doc.MCP = s.mcpStatus()
 	return doc
 }
 
