@@ -37,11 +37,11 @@ type Ledger struct {
 	day, month     float64
 	dayOf, monthOf string
 	// settles are settlements for the next round; queued their cost.
-	settles       []settlement
-	queued        float64
-	held  float64 // the fleet's reservations, as last read
-	lease leaseState
-	over  overdraft
+	settles []settlement
+	queued  float64
+	held    float64 // the fleet's reservations, as last read
+	lease   leaseState
+	over    overdraft
 }
 
 // Reservation is what a request holds of a budget until it is settled.
