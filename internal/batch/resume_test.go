@@ -67,14 +67,16 @@ func killChild() int {
 	return 0
 }
 
-// Killed with SIGKILL at random points, again and again, a batch rerun
-// with the same command finishes with every line in its output exactly
-// once, and every attempt at a line carried the same idempotency key.
+// Killed with SIGKILL at random points mid-write, 20 times, a batch
+// rerun with the same command finishes with every line in its output
+// exactly once and no torn line, and every attempt at a line carried the
+// same idempotency key. While a run is alive, a second one on the same
+// files is refused and names the first's pid (issue 30).
 func TestResumeAfterKillAtRandomPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
-	for trial := range 3 {
+	for trial := range 2 {
 		seed := uint64(time.Now().UnixNano())
 		t.Run(fmt.Sprint(trial), func(t *testing.T) { killAndResume(t, seed) })
 	}
@@ -84,14 +86,14 @@ func killAndResume(t *testing.T, seed uint64) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
-	const total = 200
+	const total = 1200 // more than 20 runs of at most 50 lines each take
 	input := chatLines(total-2) + "not json\n" + `{"custom_id":"q1","method":"POST","url":"/v1/embeddings","body":{}}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(input), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]string{}
 	for round := 0; ; round++ {
-		last := round == 6
+		last := round == 20
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), childEnv+"="+dir)
 		stdin, _ := cmd.StdinPipe()
@@ -116,6 +118,9 @@ func killAndResume(t *testing.T, seed uint64) {
 			}
 			keys[f[0]] = f[1]
 		}
+		if !last && wait > 0 && round%4 == 0 {
+			secondRunRefused(t, dir, cmd.Process.Pid)
+		}
 		if last {
 			io.Copy(io.Discard, stdout)
 			if err := cmd.Wait(); err != nil {
@@ -128,6 +133,9 @@ func killAndResume(t *testing.T, seed uint64) {
 	}
 	seen := map[int]int{}
 	for _, f := range []string{"out.jsonl", "dead.jsonl"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); len(b) > 0 && b[len(b)-1] != '\n' {
+			t.Errorf("%s ends in a torn line", f)
+		}
 		for _, r := range records(t, filepath.Join(dir, f)) {
 			seen[r.Fusebox.Line]++
 		}
@@ -139,6 +147,21 @@ func killAndResume(t *testing.T, seed uint64) {
 	}
 	if len(seen) != total {
 		t.Errorf("%d lines in the output; want %d", len(seen), total)
+	}
+}
+
+// secondRunRefused starts a second batch child on dir while the one with
+// pid holds it: it must exit non-zero, naming the holder.
+func secondRunRefused(t *testing.T, dir string, pid int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a second run on the same output ran: %s", out)
+	}
+	if want := fmt.Sprintf("another run (pid %d on ", pid); !strings.Contains(string(out), want) {
+		t.Fatalf("the second run said %q; want it to name the holder (%q)", out, want)
 	}
 }
 

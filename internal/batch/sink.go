@@ -35,15 +35,22 @@ type sink struct {
 	outW, deadW *bufio.Writer
 	cp          checkpoint // the files' lengths and the totals, as written
 	j           *journal
+	lock        *fileLock
 	err         error // the first write error; it sticks
 }
 
 // openSink opens a batch's files: with a journal, it resumes (the keys of
 // the lines done are put in done, and the output files cut to the journal's
 // last commit); without, it starts the batch afresh under batchID.
+//
+// It first takes the files' lock: another run writing them is refused
+// with a *LockedError.
 func openSink(p Paths, batchID string, done *keySet) (*sink, error) {
-	s := &sink{}
-	var err error
+	lock, err := lockFiles(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{lock: lock}
 	if _, statErr := os.Stat(p.journal()); statErr == nil {
 		s.j, err = openJournal(p.journal(), done)
 	} else {
@@ -53,6 +60,7 @@ func openSink(p Paths, batchID string, done *keySet) (*sink, error) {
 		s.j, err = createJournal(p.journal(), batchID)
 	}
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
 	s.cp = s.j.last
@@ -80,7 +88,9 @@ func refuseOrphan(path string) error {
 }
 
 // openCut opens path for appending, cut to n bytes: what the journal
-// vouches for. A file shorter than that was changed behind the journal.
+// vouches for (a torn last line, written after the last commit, goes). A
+// file shorter than that, or whose vouched part does not end a line, was
+// changed behind the journal.
 func openCut(path string, n int64) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -89,6 +99,9 @@ func openCut(path string, n int64) (*os.File, error) {
 	fi, err := f.Stat()
 	if err == nil && fi.Size() < n {
 		err = fmt.Errorf("batch: %s is shorter (%d bytes) than its journal says (%d): it was changed; remove the journal to start the batch over", path, fi.Size(), n)
+	}
+	if err == nil && n > 0 {
+		err = endsLine(f, path, n)
 	}
 	if err == nil {
 		err = f.Truncate(n)
@@ -101,6 +114,19 @@ func openCut(path string, n int64) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// endsLine checks that the n bytes of f the journal vouches for end a
+// line.
+func endsLine(f *os.File, path string, n int64) error {
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], n-1); err != nil {
+		return err
+	}
+	if b[0] != '\n' {
+		return fmt.Errorf("batch: %s does not end a line where its journal says (%d bytes): it was changed; remove the journal to start the batch over", path, n)
+	}
+	return nil
 }
 
 // syncDir syncs the directories of paths, so that new files survive a
@@ -184,6 +210,7 @@ func (s *sink) closeFiles() error {
 	if s.j != nil {
 		errs = append(errs, s.j.close())
 	}
+	s.lock.release() // last: the files are closed
 	return errors.Join(errs...)
 }
 

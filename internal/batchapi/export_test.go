@@ -16,3 +16,11 @@ func RunState(a *API, id string) (running, lost bool) {
 	rn := a.runs[id]
 	return rn != nil, rn != nil && rn.lost
 }
+
+// OwnerFiles is how many files owner's limits count, uploads still
+// arriving included.
+func OwnerFiles(a *API, owner string) int {
+	a.files.mu.Lock()
+	defer a.files.mu.Unlock()
+	return a.files.use[owner].files
+}

@@ -68,12 +68,70 @@ func (x *fileIndex) get(owner, id string) (File, bool) {
 	return f, ok && f.Owner == owner
 }
 
-// room reports whether owner may add a file of n bytes within limits.
-func (x *fileIndex) room(owner string, n int64, maxFiles int, maxBytes int64) bool {
+// roomHold is room an upload holds in its owner's limits while its bytes
+// arrive: counted as a file (and its bytes so far) from before the first
+// byte is written, so concurrent uploads cannot all pass the check and
+// then all register. Its methods are for the uploading goroutine only.
+type roomHold struct {
+	x     *fileIndex
+	owner string
+	bytes int64
+	done  bool // given up, or become the file
+}
+
+// hold takes room for one more file of owner's within maxFiles and
+// maxBytes; false when there is none.
+func (x *fileIndex) hold(owner string, maxFiles int, maxBytes int64) (*roomHold, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	u := x.use[owner]
-	return u.files < maxFiles && u.bytes+n <= maxBytes
+	if u.files >= maxFiles || u.bytes > maxBytes {
+		return nil, false
+	}
+	x.use[owner] = usage{u.files + 1, u.bytes}
+	return &roomHold{x: x, owner: owner}, true
+}
+
+// grow makes the hold n bytes, if that fits maxBytes.
+func (h *roomHold) grow(n int64, maxBytes int64) bool {
+	h.x.mu.Lock()
+	defer h.x.mu.Unlock()
+	u := h.x.use[h.owner]
+	if u.bytes-h.bytes+n > maxBytes {
+		return false
+	}
+	h.x.use[h.owner] = usage{u.files, u.bytes - h.bytes + n}
+	h.bytes = n
+	return true
+}
+
+// release gives the room back, unless it became a file.
+func (h *roomHold) release() {
+	h.x.mu.Lock()
+	defer h.x.mu.Unlock()
+	h.releaseLocked()
+}
+
+func (h *roomHold) releaseLocked() {
+	if h.done {
+		return
+	}
+	h.done = true
+	u := h.x.use[h.owner]
+	h.x.use[h.owner] = usage{u.files - 1, u.bytes - h.bytes}
+}
+
+// addHeld is add for a file whose room h holds: the hold becomes it.
+func (x *fileIndex) addHeld(f File, h *roomHold) error {
+	data, _ := json.Marshal(f)
+	if err := writeAtomic(filepath.Join(x.dir, "files", f.ID+".json"), data); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	h.releaseLocked()
+	x.addLocked(f)
+	return nil
 }
 
 // add saves f's object (its bytes already at f.Path) and indexes it.

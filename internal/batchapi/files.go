@@ -13,17 +13,21 @@ import (
 )
 
 // handleUpload takes a multipart upload (purpose, file) as the SDKs send
-// it, streaming the file to disk under the size limit.
+// it, streaming the file to disk under the size limit. Its room in the
+// key's limits is held from before the first byte until it is registered
+// or refused (a client that leaves mid-upload gives it back).
 func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	owner, ok := a.o.Identify(w, r)
 	if !ok {
 		return
 	}
-	if !a.files.room(owner, 0, a.o.MaxFiles, a.o.MaxOwnerBytes) {
+	hold, ok := a.files.hold(owner, a.o.MaxFiles, a.o.MaxOwnerBytes)
+	if !ok {
 		writeError(w, http.StatusTooManyRequests, "invalid_request_error", "file_limit_exceeded", "",
 			"This key holds as many files (or bytes) as it may; delete some first.")
 		return
 	}
+	defer hold.release() // once registered, a no-op
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		badRequest(w, "invalid_content_type", "", "Upload a file as multipart/form-data with the fields purpose and file.")
@@ -43,7 +47,7 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, "invalid_request_error", up.code, up.param, msg)
 		return
 	}
-	if !a.files.room(owner, up.bytes, a.o.MaxFiles, a.o.MaxOwnerBytes) {
+	if !hold.grow(up.bytes, a.o.MaxOwnerBytes) {
 		writeError(w, http.StatusTooManyRequests, "invalid_request_error", "file_limit_exceeded", "",
 			"This file would take this key past its limit of "+strconv.FormatInt(a.o.MaxOwnerBytes, 10)+" bytes of files.")
 		return
@@ -55,7 +59,7 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		internal(w, a.log, err)
 		return
 	}
-	if err := a.files.add(f); err != nil {
+	if err := a.files.addHeld(f, hold); err != nil {
 		os.Remove(a.files.path(f))
 		internal(w, a.log, err)
 		return
@@ -176,6 +180,7 @@ func (a *API) handleContent(w http.ResponseWriter, r *http.Request) {
 	}
 	defer file.Close()
 	w.Header().Set("Content-Type", "application/jsonl")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(w, r, "", a.clk.Now(), file)
 }
 

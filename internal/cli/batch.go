@@ -36,9 +36,12 @@ func batchCommand() *cobra.Command {
 from --config, in-process (nothing listens), with its ladders, breakers,
 failover, limits, retries and cost. Answers go to --out, lines that fail for
 good to --dead-letter; a journal beside --out makes a rerun of the same
-command skip what is done. --retry-dead-letter runs a dead-letter file again.
+command skip what is done. One run at a time writes an output: a second on
+the same files (its lock, OUT.lock) says which process holds it and exits 1.
+--retry-dead-letter runs a dead-letter file again.
 
-Exit codes: 0 every line answered; 1 the batch could not run (files, gateway);
+Exit codes: 0 every line answered; 1 the batch could not run (files, another
+run holding them, gateway);
 2 bad flags or configuration; 3 some lines were dead-lettered; 4 stopped by
 --max-cost or the client's budget (rerun to go on); 5 interrupted (rerun to
 resume); 6 the gateway refused the client key.`,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofrs/flock"
+
 	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
@@ -100,5 +102,33 @@ func TestBatchCommandMaxCostAndUsage(t *testing.T) {
 	err = Run(context.Background(), []string{"batch", in, "--config", cfg, "--key", "wrong", "--progress", "none", "--out", filepath.Join(t.TempDir(), "o.jsonl")}, &out, &errs)
 	if ExitCode(err) != ExitKeyRefused {
 		t.Errorf("wrong key: exit %d (%v)", ExitCode(err), err)
+	}
+}
+
+// Two `fusebox batch` runs on one output: while one holds it, the second
+// exits with ExitError and says who holds it, having written nothing.
+func TestBatchCommandRefusesASecondRun(t *testing.T) {
+	cfg, in := batchSetup(t, 3)
+	results := strings.TrimSuffix(in, ".jsonl") + ".results.jsonl"
+	lock := flock.New(results + ".lock")
+	if ok, err := lock.TryLock(); !ok || err != nil {
+		t.Fatalf("taking the lock: %v %v", ok, err)
+	}
+	holder := `{"pid":4242,"host":"other-host","started":"2026-12-01T10:00:00Z"}` + "\n"
+	if err := os.WriteFile(results+".lock", []byte(holder), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	err := Run(context.Background(), []string{"batch", in, "--config", cfg, "--key", "sk-b", "--progress", "none"}, &out, &errs)
+	if ExitCode(err) != ExitError || err == nil || !strings.Contains(err.Error(), "another run (pid 4242 on other-host, started 2026-12-01T10:00:00Z)") {
+		t.Fatalf("exit %d (%v); want %d naming the holder", ExitCode(err), err, ExitError)
+	}
+	if b, _ := os.ReadFile(results); len(b) != 0 {
+		t.Errorf("the refused run wrote %d bytes of results", len(b))
+	}
+	lock.Close()
+	err = Run(context.Background(), []string{"batch", in, "--config", cfg, "--key", "sk-b", "--progress", "none"}, &out, &errs)
+	if ExitCode(err) != ExitDeadLetters {
+		t.Fatalf("once the lock is free: exit %d (%v)", ExitCode(err), err)
 	}
 }

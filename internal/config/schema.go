@@ -709,7 +709,10 @@ type Fleet struct {
 	// Prefix starts every key and channel name, so that several fleets
 	// can share one Redis. Default: "fusebox:".
 	Prefix string `yaml:"prefix"`
-	// Timeout bounds a Redis call on the request path. Default: 20ms.
+	// Timeout is the least a Redis call on the request path may wait:
+	// the bound adapts to 4 times the 99th percentile of recent round
+	// trips when that is more, up to 5 times Timeout (at least 100ms).
+	// Default: 20ms.
 	Timeout time.Duration `yaml:"timeout"`
 	// Sync is how often outcomes are published and the fleet's state read
 	// (trips also arrive at once by pub/sub). Default: 50ms.

@@ -37,18 +37,18 @@ type Ledger struct {
 	day, month     float64
 	dayOf, monthOf string
 	// settles are settlements for the next round; queued their cost.
-	settles       []settlement
-	queued        float64
-	held          float64 // the fleet's reservations, as last read
-	localReserved float64 // reservations made while Redis was down
-	lease         leaseState
+	settles []settlement
+	queued  float64
+	held    float64 // the fleet's reservations, as last read
+	lease   leaseState
+	over    overdraft
 }
 
 // Reservation is what a request holds of a budget until it is settled.
 type Reservation struct {
 	id     string
 	usd    float64
-	local  bool // made on this replica's own figures (Redis was down)
+	local  bool // this replica's overdraft (Redis did not answer)
 	leased bool // admitted from this replica's lease
 }
 
@@ -73,13 +73,17 @@ func (l *Ledger) periods(now time.Time) (day, month string) {
 	return l.key + ":d:" + now.Format("2006-01-02"), l.key + ":m:" + now.Format("2006-01")
 }
 
-// reserveScript: KEYS day, month, reservations, amounts; ARGV usd, daily
+// reserveScript: KEYS day, month, reservations, amounts, the
+// reservation's settlement marker; ARGV usd, daily
 // limit, monthly limit (0: none), id, expiry (unix ms), now (unix ms),
 // the keys' TTL (ms, relative: Redis's clock need not be the replicas'),
 // this replica's lease id and what of it to release first (its free part,
 // given up so that it does not stand in this request's way).
 // Returns {1 or 0, refused period or "", day spent, month spent, held}.
+// A reservation that arrives after its release (it timed out, and its
+// replica settled it at nothing) or twice is not made again.
 var reserveScript = redis.NewScript(dropExpired(6) + `
+if redis.call('EXISTS', KEYS[5]) == 1 or redis.call('HEXISTS', KEYS[4], ARGV[4]) == 1 then return {0, 'late', '', '', ''} end
 local rel = tonumber(ARGV[9])
 if rel > 0 then
   local mine = tonumber(redis.call('HGET', KEYS[4], ARGV[8]) or '0')
@@ -110,8 +114,8 @@ return {1, '', tostring(day), tostring(month), tostring(held + usd)}
 // monthly, 0 for none), at now. It returns the reservation, or the period
 // ("daily", "monthly") it does not fit in. A busy replica admits from its
 // lease without waiting on Redis; otherwise Redis decides, in one script.
-// Without Redis the decision is made on this replica's figures: the
-// fleet's spending as last read, what it spent since and what it holds.
+// Without an answer in time it admits only its overdraft: one request at
+// a time that Redis does not know, within its share of what was left.
 func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservation, string) {
 	l.mu.Lock()
 	if l.reserveLeasedLocked(now, usd, daily, monthly) {
@@ -125,7 +129,7 @@ func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservatio
 	ctx, cancel := l.f.ctx()
 	defer cancel()
 	exp := now.Add(ReservationTTL).UnixMilli()
-	vals, err := reserveScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra"},
+	vals, err := reserveScript.Run(ctx, l.f.rdb, []string{day, month, l.key + ":r", l.key + ":ra", l.key + ":s:" + r.id},
 		usd, daily, monthly, r.id, exp, now.UnixMilli(), ReservationTTL.Milliseconds(), l.leaseID(), release).Slice()
 	if release > 0 {
 		l.mu.Lock()
@@ -135,6 +139,9 @@ func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservatio
 	if l.f.result("budget_reserve", err) && len(vals) == 5 {
 		ok, _ := vals[0].(int64)
 		which, _ := vals[1].(string)
+		if which == "late" { // a retry of a call Redis had applied
+			return r, ""
+		}
 		l.read(day, month, toString(vals[2]), toString(vals[3]), toString(vals[4]))
 		if ok != 1 {
 			return Reservation{}, which
@@ -142,34 +149,22 @@ func (l *Ledger) Reserve(now time.Time, usd, daily, monthly float64) (Reservatio
 		return r, ""
 	}
 	l.f.fallback("budget_reserve")
-	return l.reserveLocal(r, day, month, daily, monthly)
+	return l.reserveLocal(r, day, month, daily, monthly, exp)
 }
 
-// reserveLocal decides on this replica's own figures.
-func (l *Ledger) reserveLocal(r Reservation, day, month string, daily, monthly float64) (Reservation, string) {
+// reserveLocal decides without Redis's answer: the request is this
+// replica's overdraft, or refused. Redis may have made the reservation
+// after all (the call timed out, not failed): an overdraft keeps its id,
+// so registering it later is a no-op, and a refusal releases it with the
+// next round.
+func (l *Ledger) reserveLocal(r Reservation, day, month string, daily, monthly float64, exp int64) (Reservation, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// What the fleet held when last read counts too: the other replicas'
-	// requests in flight.
-	// Of that, this replica's lease counts as what it holds of it.
-	pd, pm := l.pendingLocked(day, month)
-	held := max(l.held-l.lease.held, 0) + l.lease.used
-	spentDay, spentMonth := pd+held, pm+held
-	if l.dayOf == day {
-		spentDay += l.day
+	res, which := l.reserveOverdraftLocked(r, day, month, daily, monthly, exp)
+	if which != "" {
+		l.settles = append(l.settles, settlement{id: r.id, day: day, month: month})
 	}
-	if l.monthOf == month {
-		spentMonth += l.month
-	}
-	switch {
-	case daily > 0 && spentDay+l.localReserved+r.usd > daily:
-		return Reservation{}, "daily"
-	case monthly > 0 && spentMonth+l.localReserved+r.usd > monthly:
-		return Reservation{}, "monthly"
-	}
-	l.localReserved += r.usd
-	r.local = true
-	return r, ""
+	return res, which
 }
 
 // read records the fleet's spending and reservations as Redis gave them.
@@ -179,6 +174,7 @@ func (l *Ledger) read(day, month, spentDay, spentMonth, held string) {
 	h, _ := strconv.ParseFloat(held, 64)
 	l.mu.Lock()
 	l.dayOf, l.monthOf, l.day, l.month, l.held = day, month, d, m, max(h, 0)
+	l.over.reads++
 	l.mu.Unlock()
 }
 
@@ -236,9 +232,8 @@ func (l *Ledger) Settle(now time.Time, r Reservation, cost float64) {
 		return
 	}
 	day, month := l.periods(now)
-	if r.local { // held here only: its cost goes to Redis under an id of its own
-		l.localReserved = max(l.localReserved-r.usd, 0)
-		r.id = newSettlementID()
+	if r.local && l.over.id == r.id {
+		l.over.settled = true // its settlement releases it, wherever it is
 	}
 	l.settles = append(l.settles, settlement{id: r.id, cost: cost, day: day, month: month})
 }
@@ -297,6 +292,7 @@ func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 		sent[i] = l.settle(pipe, ctx, st)
 	}
 	lease := l.exchangeLease(pipe, ctx, now, keys)
+	over := l.exchangeOverdraft(pipe, ctx, keys)
 	d := pipe.HGet(ctx, day, "spent")
 	m := pipe.HGet(ctx, month, "spent")
 	h := pipe.HGet(ctx, l.key+":ra", "_total")
@@ -304,13 +300,17 @@ func (l *Ledger) exchange(pipe redis.Pipeliner, ctx context.Context, now time.Ti
 		l.mu.Lock()
 		var kept []settlement // not taken: sent again next round
 		for i, st := range settles {
-			if sent[i].Err() != nil {
+			switch {
+			case sent[i].Err() != nil:
 				kept = append(kept, st)
+			case l.over.open && st.id == l.over.id:
+				l.over.freeLocked()
 			}
 		}
 		l.settles = append(kept, l.settles[n:]...)
 		l.mu.Unlock()
 		lease()
+		over()
 		if answered(d) && answered(m) && answered(h) {
 			l.read(day, month, d.Val(), m.Val(), h.Val())
 		}

@@ -131,23 +131,31 @@ func TestLedgerPeriods(t *testing.T) {
 	}
 }
 
-// With Redis hung, reservations are decided on the replica's own figures
-// and what is spent is kept; when Redis is back it is merged into the
-// fleet's figure.
+// With Redis hung, a replica admits one request of its own (its
+// overdraft), within its share of what was left, and no second one until
+// Redis knows the first; what is spent is kept, and merged into the
+// fleet's figure when Redis is back.
 func TestLedgerWithoutRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	fs := linked(t, srv, 2, true, func(o *Options) { o.Timeout = 50 * time.Millisecond })
 	a, b := fs[0].Ledger("web"), fs[1].Ledger("web")
 	r, _ := a.Reserve(start, 1, 10, 0)
 	a.Settle(start, r, 2) // the fleet knows $2
+	waitFor(t, "two replicas alive", func() bool { return fs[0].Replicas() == 2 })
 	srv.Pause()
 	defer srv.Resume()
-	r, which := a.Reserve(start, 7, 10, 0)
-	if which != "" || !r.local {
-		t.Fatalf("without Redis: %+v %q; want a local reservation", r, which)
+	if _, which := a.Reserve(start, 9, 10, 0); which != "daily" {
+		t.Error("a request past what was left was admitted")
 	}
-	if _, which := a.Reserve(start, 2, 10, 0); which != "daily" {
-		t.Error("a local reservation overshot the budget on the replica's own figures")
+	if _, which := a.Reserve(start, 4.5, 10, 0); which != Unconfirmed {
+		t.Error("an overdraft past the replica's share ($8 left, two replicas) was admitted")
+	}
+	r, which := a.Reserve(start, 3, 10, 0)
+	if which != "" || !r.local {
+		t.Fatalf("without Redis: %+v %q; want the overdraft", r, which)
+	}
+	if _, which := a.Reserve(start, 0.01, 10, 0); which != Unconfirmed {
+		t.Error("a second overdraft was admitted while Redis does not know the first")
 	}
 	a.Settle(start, r, 3)
 	srv.Resume()
@@ -157,7 +165,9 @@ func TestLedgerWithoutRedis(t *testing.T) {
 		d, _ = b.Spent(start)
 		return near(d, 5)
 	})
-	t.Logf("spent %g", d)
+	if _, which := a.Reserve(start, 1, 10, 0); which != "" {
+		t.Errorf("refused for %q with Redis back", which)
+	}
 }
 
 // On a Redis Cluster, reservations hold across replicas and a shared

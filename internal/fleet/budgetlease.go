@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -157,6 +158,43 @@ end
 return tostring(grant)
 `)
 
+// standbyLocked returns what a busy replica's lease holds at least, so
+// that it can go on admitting while Redis does not answer: its share of
+// an eighth of what the budget had left at the last read (this replica's
+// lease aside), and nothing once that would not hold four requests, as
+// the lease script grants. day and month are the current periods' keys.
+func (l *Ledger) standbyLocked(day, month string) float64 {
+	s := &l.lease
+	size := s.size
+	if s.count > 0 {
+		size = s.asked / float64(s.count)
+	}
+	if l.dayOf != day || l.monthOf != month || size <= 0 {
+		return 0
+	}
+	others := max(l.held-s.held, 0)
+	left := math.Inf(1)
+	if s.daily > 0 {
+		left = s.daily - l.day - others
+	}
+	if s.monthly > 0 {
+		left = min(left, s.monthly-l.month-others)
+	}
+	share := left / float64(8*max(l.f.Replicas(), 1))
+	if math.IsInf(share, 1) || share < 4*size {
+		return 0
+	}
+	return share
+}
+
+// Leased returns what this replica's lease on the client's budget holds,
+// as Redis last granted it (0 when it holds none).
+func (l *Ledger) Leased() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lease.held
+}
+
 // leaseID is this replica's lease in a client's reservations.
 func (l *Ledger) leaseID() string { return "lease:" + l.f.id }
 
@@ -166,7 +204,7 @@ func (l *Ledger) leaseID() string { return "lease:" + l.f.id }
 // replica that holds no lease and was not asked for one.
 func (l *Ledger) exchangeLease(pipe redis.Pipeliner, ctx context.Context, now time.Time, keys []string) func() {
 	l.mu.Lock()
-	p, ok := l.lease.plan(l.f.closed.Load())
+	p, ok := l.lease.plan(l.f.closed.Load(), l.standbyLocked(keys[0], keys[1]))
 	l.mu.Unlock()
 	if !ok {
 		return func() {}
@@ -194,9 +232,9 @@ type leasePlan struct {
 }
 
 // plan records this round's demand and plans the lease's change (for a
-// replica leaving, down to what its requests hold); false when there is
-// nothing to send.
-func (s *leaseState) plan(leaving bool) (leasePlan, bool) {
+// replica leaving, down to what its requests hold; for a busy one, at
+// least standby); false when there is nothing to send.
+func (s *leaseState) plan(leaving bool, standby float64) (leasePlan, bool) {
 	if s.count > 0 {
 		s.size = s.asked / float64(s.count)
 	}
@@ -209,6 +247,8 @@ func (s *leaseState) plan(leaving bool) (leasePlan, bool) {
 	}
 	if leaving {
 		ahead = 0 // down to what its requests hold
+	} else if ahead > 0 {
+		ahead = max(ahead, standby)
 	}
 	if s.busy || s.held == 0 && ahead == 0 && len(s.spent) == 0 {
 		return leasePlan{}, false

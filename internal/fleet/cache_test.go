@@ -95,7 +95,8 @@ func TestSharedCacheRedisHung(t *testing.T) {
 	f.CachePut([32]byte{1}, CachedAnswer{Body: []byte("{}")}, time.Minute)
 	srv.Pause()
 	defer srv.Resume()
-	if _, ok := f.CacheGet([32]byte{1}); ok || fallbacks.Load() != 1 || f.Up() {
+	// One failed call is not Redis lost (reach.go).
+	if _, ok := f.CacheGet([32]byte{1}); ok || fallbacks.Load() != 1 || !f.Up() {
 		t.Fatalf("a hung Redis: hit %v, %d fallbacks, up %v", ok, fallbacks.Load(), f.Up())
 	}
 	f.sync()

@@ -36,8 +36,10 @@ type Options struct {
 	Client redis.UniversalClient
 	// Prefix starts every key and channel name. Default: "fusebox:".
 	Prefix string
-	// Timeout bounds each Redis call made on the request path (a budget
-	// reservation, a half-open probe permit). Default: 20ms.
+	// Timeout is the least a Redis call made on the request path (a
+	// budget reservation, a half-open probe permit) may take: the bound
+	// adapts above it to TimeoutFactor times the 99th percentile of recent
+	// round trips, up to TimeoutCeiling(Timeout). Default: 20ms.
 	Timeout time.Duration
 	// Sync is how often outcomes are published and the fleet's state
 	// read. Default: 50ms.
@@ -75,7 +77,9 @@ type Fleet struct {
 	// id names this replica in the fleet.
 	id string
 
-	up atomic.Bool
+	up    atomic.Bool
+	reach reach // the run of failed calls that decides up
+	rtt   *rtts // recent round trips, and the request path's timeout
 
 	mu       sync.Mutex // guards breakers, ledgers and works
 	breakers map[string]*shared
@@ -134,6 +138,10 @@ func New(o Options) *Fleet {
 		sessions: sessions{pending: map[string]string{}},
 		publish:  make(chan *shared, 256), stop: make(chan struct{})}
 	f.up.Store(true)
+	f.rtt = newRTTs(o.Timeout)
+	if o.Client != nil {
+		o.Client.AddHook(rttHook{f})
+	}
 	return f
 }
 
@@ -175,16 +183,22 @@ func (f *Fleet) channel() string { return f.o.Prefix + "breakers" }
 
 // ctx returns a context for one call on the request path.
 func (f *Fleet) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), f.o.Timeout)
+	return context.WithTimeout(context.Background(), f.rtt.current())
 }
+
+// Timeout returns the current bound of a Redis call on the request path:
+// Options.Timeout, or more when recent round trips call for it.
+func (f *Fleet) Timeout() time.Duration { return f.rtt.current() }
 
 // bgTimeout bounds a call of the sync loop, which no request waits for.
 func (f *Fleet) bgTimeout() time.Duration { return max(10*f.o.Timeout, 200*time.Millisecond) }
 
-// result records how a call to Redis went for op: a failure marks Redis
-// lost (said once per episode), a success after one marks it back.
+// result records how a call to Redis went for op: failures for long
+// enough (reach) mark Redis lost (said once per episode), a success after
+// that marks it back.
 func (f *Fleet) result(op string, err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
+		f.reach.ok()
 		if !f.up.Load() && f.up.CompareAndSwap(false, true) {
 			f.o.Log.Info("fleet state: Redis is back; shared state resumes", "op", op)
 			if f.o.OnHealth != nil {
@@ -196,7 +210,7 @@ func (f *Fleet) result(op string, err error) bool {
 	if f.o.OnError != nil {
 		f.o.OnError(op)
 	}
-	if f.up.CompareAndSwap(true, false) {
+	if f.reach.failed(f.clk.Now()) && f.up.CompareAndSwap(true, false) {
 		f.o.Log.Warn("fleet state: Redis unreachable; each replica goes on with its own state", "op", op, "err", err.Error())
 		if f.o.OnHealth != nil {
 			f.o.OnHealth(false)

@@ -148,7 +148,7 @@ func (f *Fleet) StoreIdem(k [32]byte, a IdemAnswer, ttl time.Duration) {
 		raw = "1"
 	}
 	// The client waits for this: Timeout, and the time to send the answer.
-	ctx, cancel := context.WithTimeout(context.Background(), f.o.Timeout+sendTime(len(a.Body)))
+	ctx, cancel := context.WithTimeout(context.Background(), f.rtt.current()+sendTime(len(a.Body)))
 	defer cancel()
 	err := storeScript.Run(ctx, f.rdb, []string{key}, f.id, a.Body, a.ContentType, a.Target, raw, ttl.Milliseconds()).Err()
 	if f.result("idempotency_store", err) { // "" (no client keys) is bounded as one client

@@ -132,7 +132,9 @@ func (b *spending) settle(reserved, usd float64) {
 // reserves what the request may cost at most — its prompt estimated from
 // the body and its output from max_tokens (or defaultOutput), at the price
 // of the dearest target the walk may reach — and refuses with a 429 that
-// names the budget and when it resets when that does not fit. The answer
+// names the budget and when it resets when that does not fit (or a 503
+// when, with Redis not answering, its replica cannot admit it without
+// risking the budget: docs/FLEET.md). The answer
 // settles the reservation (settleBudget).
 func (x *exchange) checkBudget(c *client, body []byte) bool {
 	if c.budget == nil {
@@ -143,6 +145,13 @@ func (x *exchange) checkBudget(c *client, body []byte) bool {
 	if which == "" {
 		x.reserved, x.resv = est, res
 		return true
+	}
+	if which == fleet.Unconfirmed {
+		x.w.Header().Set("Retry-After", "1")
+		x.error(http.StatusServiceUnavailable, "server_error", "budget_unconfirmed", "",
+			"Client "+strconv.Quote(c.name)+"'s budget cannot be confirmed for this request (up to $"+
+				strconv.FormatFloat(est, 'f', -1, 64)+") while the fleet's shared state does not answer; retry shortly.")
+		return false
 	}
 	limit := c.budget.limit.Daily
 	if which == "monthly" {

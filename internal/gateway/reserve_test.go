@@ -137,7 +137,7 @@ func burst(t *testing.T, p *upstream, release chan struct{}, n int, urls ...stri
 	for i := range n {
 		wg.Go(func() {
 			req, _ := http.NewRequest("POST", urls[i%len(urls)]+"/v1/chat/completions",
-				strings.NewReader(`{"model":"smart","max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`))
+				strings.NewReader(burstBody))
 			req.Header.Set("Authorization", "Bearer kw")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -72,6 +72,9 @@ func stream(w http.ResponseWriter, o *opened, idle time.Duration) bool {
 			h[name] = v
 		}
 	}
+	// The upstream's Content-Type is passed as it is: a browser must not
+	// guess another from the bytes.
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(resp.StatusCode)
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)

@@ -189,6 +189,9 @@ func TestVideoContentStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("X-Content-Type-Options %q on passed-through content; want nosniff", got)
+	}
 	const want = 64 << 20
 	n, err := io.CopyN(io.Discard, resp.Body, want)
 	if err != nil || n != want {
