@@ -222,3 +222,41 @@ func TestNativeOnlyRequestStreamsWhole(t *testing.T) {
 		t.Error("the chat target was sent what it cannot serve")
 	}
 }
+
+// What a provider keeps under the gateway's own key, which every client
+// shares (stored items, conversations, prompts, background responses), is
+// not reachable through the gateway: a request that names one is a 400 in
+// OpenAI's shape, and no target is sent it, a native one included; nor is
+// a body that says one of those members twice, which the upstream might
+// read the other way.
+func TestProvidersStoredObjectsAreNotReachable(t *testing.T) {
+	oai := newUpstream(t, chatOK("oai"))
+	chat := newUpstream(t, chatOK("chat"))
+	_, gw := gateway(t, nil, builtInLadder, chat, oai)
+	for name, tc := range map[string]struct{ body, param string }{
+		"item_reference": {`{"model":"smart","input":[{"type":"item_reference","id":"msg_of_another"}]}`, "input[0].type"},
+		"conversation":   {`{"model":"smart","input":"q","conversation":"conv_of_another"}`, "conversation"},
+		"prompt":         {`{"model":"smart","input":"q","prompt":{"id":"pmpt_of_another"}}`, "prompt"},
+		"background":     {`{"model":"smart","input":"q","background":true}`, "background"},
+		"twice":          {`{"model":"smart","input":"q","conversation":"conv_of_another","conversation":null}`, "conversation"},
+		"escaped twice":  {`{"model":"smart","input":"q","prompt":null,"pr\u006fmpt":{"id":"pmpt_of_another"}}`, "prompt"},
+		"an item's type": {`{"model":"smart","input":[{"type":"item_reference","type":"message","role":"user","content":"x","id":"msg_of_another"}]}`, "input[0].type"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, err := http.Post(gw.URL+"/v1/responses", "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var e struct {
+				Error struct{ Type, Param, Message string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" || e.Error.Param != tc.param || e.Error.Message == "" {
+				t.Errorf("%d %+v (%v); want a 400 naming %s", resp.StatusCode, e, err, tc.param)
+			}
+		})
+	}
+	if oai.calls() != 0 || chat.calls() != 0 {
+		t.Errorf("targets called %d (native) and %d (chat) times; want none", oai.calls(), chat.calls())
+	}
+}

@@ -42,6 +42,9 @@ type Error struct {
 	Message string
 
 	why string // Message without the path
+	// everywhere: no target may be sent the request as it is either (it
+	// names what the provider keeps under the gateway's own key).
+	everywhere bool
 }
 
 // Error returns the message, prefixed with the package name.
@@ -50,7 +53,17 @@ func (e *Error) Error() string { return "responses: " + e.Message }
 // Is reports whether target is ErrUnsupported and e is about something
 // only a chat completions target cannot serve.
 func (e *Error) Is(target error) bool {
-	return target == ErrUnsupported && (e.Code == codeUnsupportedParam || e.Code == codeUnsupportedValue)
+	return target == ErrUnsupported && !e.everywhere && (e.Code == codeUnsupportedParam || e.Code == codeUnsupportedValue)
+}
+
+// refused refuses a field for every target, a Responses API one too: it
+// names something the provider keeps under the gateway's own key (a
+// stored item, conversation or prompt, a background response), which
+// every client of the gateway shares.
+func refused(param, code, why string) *Error {
+	e := newError(param, code, why)
+	e.everywhere = true
+	return e
 }
 
 // newError builds an *Error about the field at param. Readers of nested

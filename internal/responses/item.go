@@ -98,12 +98,14 @@ func parseInput(raw []byte) ([]Item, error) {
 // itemFields are the raw members of an item, the last of each name.
 type itemFields struct {
 	typ, id, status, role, content, callID, name, arguments, output []byte
+	twice                                                           bool // "type" came more than once
 }
 
 func (f *itemFields) read(raw []byte) bool {
 	return members(raw, func(name []byte, _ aireq.Text, v []byte) {
 		switch string(name) {
 		case "type":
+			f.twice = f.twice || f.typ != nil
 			f.typ = v
 		case "id":
 			f.id = v
@@ -132,6 +134,9 @@ func parseItem(raw []byte) (it Item, keep bool, err error) {
 	if raw[0] != '{' || !f.read(raw) {
 		return it, false, wrongType("", "an object", raw)
 	}
+	if f.twice {
+		return it, false, invalid("type", `an input item's "type" appears more than once (after unescaping its name): send it once`)
+	}
 	typ, err := readString("type", f.typ)
 	if err != nil {
 		return it, false, err
@@ -159,7 +164,7 @@ func parseItem(raw []byte) (it Item, keep bool, err error) {
 	case typeReasoning:
 		return it, false, nil
 	case "item_reference":
-		err = unsupported("type", "item references cannot be resolved for chat completions targets; send the item itself, or previous_response_id")
+		err = refused("type", codeUnsupportedValue, "item references are not resolved by the gateway; send the item itself, or previous_response_id")
 	default:
 		err = unsupported("type", "input items of type "+quote(typ)+" cannot be served through chat completions targets")
 	}

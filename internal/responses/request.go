@@ -114,6 +114,8 @@ var fieldIndex = func() map[string]int {
 type topFields struct {
 	v       [numFields][]byte
 	unknown []string
+	// twice is a known member that came more than once, or "".
+	twice string
 }
 
 // read collects the top-level members of body.
@@ -127,6 +129,9 @@ func (t *topFields) read(body []byte) error {
 	}
 	ok := topMembers(body, func(name []byte, key aireq.Text, v []byte) {
 		if i, known := fieldIndex[string(name)]; known {
+			if t.v[i] != nil && t.twice == "" {
+				t.twice = fieldNames[i]
+			}
 			t.v[i] = v
 			return
 		}
@@ -134,6 +139,11 @@ func (t *topFields) read(body []byte) error {
 	})
 	if !ok {
 		return newError("", codeInvalidJSON, "the request body is not valid JSON")
+	}
+	if t.twice != "" {
+		// Decoders disagree on which of the two to read (the first, the
+		// last, or an error), and the body may go to a target as it is.
+		return invalid(t.twice, quote(t.twice)+" appears more than once (after unescaping its name): send it once")
 	}
 	return nil
 }

@@ -123,10 +123,6 @@ func TestToChatMapping(t *testing.T) {
 		body: `{"\u006dodel":"m","in\u0070ut":"q","max_output_tok\u0065ns":5}`,
 		want: `{"model":"m","messages":[{"role":"user","content":"q"}],"max_completion_tokens":5}`,
 	}, {
-		name: "of duplicate keys the last counts, unchecked before",
-		body: `{"model":5,"model":"second","input":{"x":1},"input":"last","tools":"junk","tools":[{"type":"function","name":"f"}]}`,
-		want: `{"model":"second","messages":[{"role":"user","content":"last"}],"tools":[{"type":"function","function":{"name":"f"}}]}`,
-	}, {
 		name: "duplicates inside items too",
 		body: `{"model":"m","input":[{"role":"system","role":"user","content":7,"content":"x"}]}`,
 		want: `{"model":"m","messages":[{"role":"user","content":"x"}]}`,
@@ -220,7 +216,7 @@ func TestToChatErrors(t *testing.T) {
 		{"call arguments not a string", `{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":{}}]}`, "input[0].arguments", codeInvalidType, false},
 		{"output without output", `{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}`, "input[0].output", codeMissing, false},
 		{"output without its call", `{"model":"m","input":[{"role":"user","content":"q"},{"type":"function_call_output","call_id":"c9","output":"x"}]}`, "input[1].call_id", codeInvalidValue, false},
-		{"item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0].type", codeUnsupportedValue, true},
+		{"item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0].type", codeUnsupportedValue, false},
 		{"built-in item", `{"model":"m","input":[{"type":"web_search_call","id":"ws_1"}]}`, "input[0].type", codeUnsupportedValue, true},
 		{"built-in tool", `{"model":"m","input":"q","tools":[{"type":"function","name":"f"},{"type":"function","name":"g"},{"type":"web_search"}]}`, "tools[2].type", codeUnsupportedValue, true},
 		{"file_search", `{"model":"m","input":"q","tools":[{"type":"file_search","vector_store_ids":["v"]}]}`, "tools[0].type", codeUnsupportedValue, true},
@@ -249,16 +245,19 @@ func TestToChatErrors(t *testing.T) {
 		{"store a number", `{"model":"m","input":"q","store":1}`, "store", codeInvalidType, false},
 		{"metadata not an object", `{"model":"m","input":"q","metadata":[]}`, "metadata", codeInvalidType, false},
 		{"user not a string", `{"model":"m","input":"q","user":1}`, "user", codeInvalidType, false},
-		{"background", `{"model":"m","input":"q","background":true}`, "background", codeUnsupportedValue, true},
+		{"background", `{"model":"m","input":"q","background":true}`, "background", codeUnsupportedValue, false},
 		{"truncation auto", `{"model":"m","input":"q","truncation":"auto"}`, "truncation", codeUnsupportedValue, true},
 		{"truncation unknown", `{"model":"m","input":"q","truncation":"some"}`, "truncation", codeInvalidValue, false},
 		{"include logprobs", `{"model":"m","input":"q","include":["message.output_text.logprobs"]}`, "include[0]", codeUnsupportedValue, true},
 		{"include unknown", `{"model":"m","input":"q","include":["reasoning.encrypted_content","x.y"]}`, "include[1]", codeUnsupportedValue, true},
 		{"include not strings", `{"model":"m","input":"q","include":[1]}`, "include[0]", codeInvalidType, false},
 		{"top_logprobs", `{"model":"m","input":"q","top_logprobs":3}`, "top_logprobs", codeUnsupportedValue, true},
-		{"conversation", `{"model":"m","input":"q","conversation":"conv_1"}`, "conversation", codeUnsupportedParam, true},
+		{"conversation", `{"model":"m","input":"q","conversation":"conv_1"}`, "conversation", codeUnsupportedParam, false},
 		{"prompt", `{"model":"m","prompt":{"id":"pmpt_1"}}`, "input", codeMissing, false},
-		{"prompt with input", `{"model":"m","input":"q","prompt":{"id":"pmpt_1"}}`, "prompt", codeUnsupportedParam, true},
+		{"prompt with input", `{"model":"m","input":"q","prompt":{"id":"pmpt_1"}}`, "prompt", codeUnsupportedParam, false},
+		{"a member twice", `{"model":"m","input":"q","conversation":"conv_1","conversation":null}`, "conversation", codeInvalidValue, false},
+		{"an escaped member twice", `{"model":"m","input":"q","prompt":null,"pr\u006fmpt":{"id":"pmpt_1"}}`, "prompt", codeInvalidValue, false},
+		{"an item's type twice", `{"model":"m","input":[{"type":"item_reference","type":"message","role":"user","content":"x","id":"msg_1"}]}`, "input[0].type", codeInvalidValue, false},
 		{"previous response not resolved", `{"model":"m","input":"q","previous_response_id":"resp_1"}`, "previous_response_id", codePreviousNotFound, false},
 	}
 	for _, tt := range tests {
@@ -296,7 +295,7 @@ func TestToChatFirstErrorIsStable(t *testing.T) {
 func TestPreviousResponseID(t *testing.T) {
 	tests := []struct{ body, want string }{
 		{`{"model":"m","previous_response_id":"resp_1"}`, "resp_1"},
-		{`{"previous_response_id":"resp_1","previous_response_id":"resp_2"}`, "resp_2"},
+		{`{"previous_response_id":"resp_1","previous_response_id":"resp_2"}`, ""}, // refused: read two ways
 		{`{"previous_\u0072esponse_id":"resp_\u0033"}`, "resp_3"},
 		{`{"Previous_response_id":"resp_1"}`, ""},
 		{`{"previous_response_id":null}`, ""},

@@ -225,13 +225,13 @@ func readRefused(v *[numFields][]byte, e *echo) error {
 		if err != nil {
 			return err
 		}
-		return unsupported("background", "background responses cannot be run through chat completions targets")
+		return refused("background", codeUnsupportedValue, "background responses are not run through the gateway; send the request without background and keep the connection, or stream it")
 	}
 	if !absent(v[fConversation]) {
-		return newError("conversation", codeUnsupportedParam, "conversations are not supported; use previous_response_id")
+		return refused("conversation", codeUnsupportedParam, "conversations are not supported; use previous_response_id")
 	}
 	if !absent(v[fPrompt]) {
-		return newError("prompt", codeUnsupportedParam, "prompt templates are stored at OpenAI and cannot be used through chat completions targets")
+		return refused("prompt", codeUnsupportedParam, "prompt templates are stored at the provider under the gateway's key and are not used through the gateway; send the instructions and input themselves")
 	}
 	n, _, err := readInt("top_logprobs", v[fTopLogprobs])
 	switch {
