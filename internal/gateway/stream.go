@@ -509,7 +509,7 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 	}
 	msg := "The stream from " + a.Target.Name + " broke off after it began: " + v.Kind.String()
 	if v.Code != "" {
-		msg += " (" + v.Code + ")"
+		msg += " (" + v.Detail() + ")"
 	}
 	x.broken = sse.ErrorEvent{Type: "upstream_error", Code: "stream_interrupted", Message: msg + ". The answer is incomplete."}
 	if x.continuable(a) {
