@@ -251,6 +251,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			a.Progress() // the held ones were told as they came
 		}
 		x.trace.chunk(a, false)
+		x.trace.answered(a, ev.Data)
 		h.finished = h.finished || finishes(a, ev)
 		// Priced as it comes (a native stream's input is in
 		// message_start, before any content).
