@@ -144,8 +144,11 @@ func (q *quickstart) mapped(s string) string {
 	return s
 }
 
-func TestReadmeQuickstart(t *testing.T) {
-	goBin := needGo(t)
+// newQuickstart prepares a run of a document's commands: free ports for
+// the addresses they use, the quickstart configuration on those ports,
+// and a directory for the files they write.
+func newQuickstart(t *testing.T) *quickstart {
+	t.Helper()
 	root := repoRoot(t)
 	q := &quickstart{t: t, root: root, dir: t.TempDir(), gateway: "127.0.0.1:8080", addrs: map[string]string{}, files: map[string]string{}}
 	for _, a := range []string{"127.0.0.1:9001", "127.0.0.1:9002", q.gateway} {
@@ -160,8 +163,17 @@ func TestReadmeQuickstart(t *testing.T) {
 	if err := os.WriteFile(q.files["examples/quickstart.yaml"], []byte(q.mapped(string(cfg))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	q.files["fusebox.yaml"] = filepath.Join(q.dir, "fusebox.yaml")
+	for _, f := range []string{"fusebox.yaml", "results.jsonl", "dead.jsonl"} {
+		q.files[f] = filepath.Join(q.dir, f)
+	}
 	t.Cleanup(q.stopAll)
+	return q
+}
+
+func TestReadmeQuickstart(t *testing.T) {
+	goBin := needGo(t)
+	q := newQuickstart(t)
+	root := q.root
 
 	ran := 0
 	for _, f := range readFences(t, filepath.Join(root, "README.md")) {
@@ -392,7 +404,9 @@ func (q *quickstart) curl(where string, args []string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: %d %s", where, resp.StatusCode, b)
 	}
+	_, serving := q.serving()
 	switch {
+	case !serving: // a recipe with no gateway (docs/BATCHES.md's)
 	case strings.HasSuffix(url, "/sim/faults") && method == "POST":
 		q.afterOutage(where)
 	case strings.HasSuffix(url, "/sim/faults") && method == "DELETE":
@@ -400,6 +414,17 @@ func (q *quickstart) curl(where string, args []string) {
 	case strings.HasSuffix(url, "/chat/completions") && resp.Header.Get("X-Fusebox-Target") == "":
 		t.Errorf("%s: the answer has no x-fusebox-target", where)
 	}
+}
+
+// serving reports whether the gateway runs in the background: a
+// fusebox serve started by the document.
+func (q *quickstart) serving() (*exec.Cmd, bool) {
+	for _, c := range q.bg {
+		if len(c.Args) > 1 && c.Args[1] == "serve" {
+			return c, true
+		}
+	}
+	return nil, false
 }
 
 // answer is what the snippets print of an answer.
@@ -510,4 +535,87 @@ func (q *quickstart) stopAll() {
 		}
 	}
 	q.bg = nil
+}
+
+// The recipe of docs/BATCHES.md on the simulator: the batch rides out the
+// primary's outage on the backup, and its rerun sends nothing.
+func TestBatchRecipe(t *testing.T) {
+	goBin := needGo(t)
+	q := newQuickstart(t)
+	// The binary, as the README installs it.
+	q.run(goBin, fence{line: 0}, shellCommand{words: []string{"go", "install", "./cmd/fusebox"}})
+	var section []fence
+	in := false
+	data, err := os.ReadFile(filepath.Join(q.root, "docs", "BATCHES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range readFences(t, filepath.Join(q.root, "docs", "BATCHES.md")) {
+		heading := lastHeading(string(data), f.line)
+		in = heading == "## A recipe on the simulator"
+		if in && f.lang == "sh" {
+			section = append(section, f)
+		}
+	}
+	if len(section) != 2 {
+		t.Fatalf("docs/BATCHES.md: %d shell blocks in its recipe; want the run and the rerun", len(section))
+	}
+	for i, f := range section {
+		for _, c := range commands(t, f.body) {
+			q.run(goBin, f, c)
+		}
+		results := readResults(t, q.files["results.jsonl"])
+		if len(results) != 4 {
+			t.Fatalf("after block %d: %d results; want the 4 lines of examples/batch.jsonl once each", i+1, len(results))
+		}
+		for id, target := range results {
+			if target != "backup/midsize" {
+				t.Errorf("%s was answered by %q; the recipe says backup/midsize", id, target)
+			}
+		}
+		if dead, err := os.ReadFile(q.files["dead.jsonl"]); err == nil && len(bytes.TrimSpace(dead)) > 0 {
+			t.Errorf("dead-lettered lines:\n%s", dead)
+		}
+	}
+}
+
+// lastHeading returns the "## " heading above line n of a document.
+func lastHeading(doc string, n int) string {
+	h := ""
+	for i, line := range strings.Split(doc, "\n") {
+		if i+1 >= n {
+			break
+		}
+		if strings.HasPrefix(line, "## ") {
+			h = line
+		}
+	}
+	return h
+}
+
+// readResults maps each custom_id of a batch's results to the target
+// that answered it; a line twice is an error.
+func readResults(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r struct {
+			CustomID string `json:"custom_id"`
+			Fusebox  struct {
+				Target string `json:"target"`
+			} `json:"fusebox"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, dup := out[r.CustomID]; dup {
+			t.Errorf("%s: %s answered twice", path, r.CustomID)
+		}
+		out[r.CustomID] = r.Fusebox.Target
+	}
+	return out
 }
