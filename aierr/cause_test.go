@@ -105,7 +105,9 @@ func TestConnectCauseOfRealErrors(t *testing.T) {
 }
 
 func TestConnectCauseOfKnownShapes(t *testing.T) {
-	dial := func(err error) error { return &url.Error{Op: "Post", URL: "https://h/v1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}} }
+	dial := func(err error) error {
+		return &url.Error{Op: "Post", URL: "https://h/v1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}
+	}
 	tests := []struct {
 		name  string
 		err   error
