@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"syscall"
 	"unicode/utf8"
 )
@@ -32,6 +33,27 @@ const (
 	CodeConnReset        = "conn_reset"
 	CodeTLS              = "tls"
 	CodeTransport        = "transport"
+)
+
+// Causes of a connection that could not be made (Verdict.Cause).
+const (
+	// CauseDNS: the host name did not resolve.
+	CauseDNS = "dns"
+	// CauseRefused: nothing listens at the address (connection refused).
+	CauseRefused = "refused"
+	// CauseUnreachable: no route to the host or its network.
+	CauseUnreachable = "unreachable"
+	// CauseConnectTimeout: the connection was not made in time.
+	CauseConnectTimeout = "connect_timeout"
+	// CauseCertificate: the server's certificate was refused (unknown
+	// authority, wrong host name, expired).
+	CauseCertificate = "certificate"
+	// CauseHandshake: the TLS handshake failed (an alert, a server that
+	// does not speak TLS).
+	CauseHandshake = "handshake"
+	// CauseProxy: the HTTP proxy could not be reached or refused the
+	// tunnel (HTTPS_PROXY, Transport.Proxy).
+	CauseProxy = "proxy"
 )
 
 // ClassifyError classifies a transport error with a zero Classifier. See
@@ -60,7 +82,7 @@ func (c *Classifier) ClassifyError(err error) Verdict {
 		return e.Verdict
 	}
 	kind, sub, code := transportKind(err)
-	v := Verdict{Kind: kind, Sub: sub, Code: code, Limits: unknownLimits}
+	v := Verdict{Kind: kind, Sub: sub, Code: code, Cause: connectCause(err), Limits: unknownLimits}
 	msg := err.Error()
 	if len(msg) > MaxMessageLen+utf8.UTFMax {
 		msg = msg[:MaxMessageLen+utf8.UTFMax]
@@ -82,9 +104,11 @@ func transportKind(err error) (Kind, SubKind, string) {
 		return Outage, StreamStalled, CodeStreamStalled
 	case errors.Is(err, context.Canceled):
 		return Canceled, NoSub, CodeCanceled
+	case isProxyError(err):
+		return Outage, Connect, CodeConnect
 	case errors.Is(err, context.DeadlineExceeded):
 		return Outage, Timeout, CodeTimeout
-	case isTLSError(err):
+	case isTLSError(err), errors.Is(err, http.ErrSchemeMismatch):
 		return Outage, TLS, CodeTLS
 	case isTimeout(err):
 		return Outage, Timeout, CodeTimeout
@@ -130,4 +154,57 @@ func isConnectError(err error) bool {
 	}
 	var opErr *net.OpError
 	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// isProxyError reports a failure to reach an HTTP proxy or to open a
+// tunnel through it: net/http wraps every error of a proxied dial, the
+// the proxy's address and its TLS, in a "proxyconnect" OpError. (A proxy
+// that answers CONNECT with an error status is reported by net/http as
+// an untyped error carrying the status text, which stays CodeTransport.)
+func isProxyError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "proxyconnect"
+}
+
+// connectCause names what failed while a connection was being made, or
+// "" when err is not such a failure (or its cause is not known). The proxy
+// is checked first: a refused or timed-out proxy is the proxy's fault, not
+// the target's.
+func connectCause(err error) string {
+	var (
+		dnsErr *net.DNSError
+		opErr  *net.OpError
+	)
+	switch {
+	case isProxyError(err):
+		return CauseProxy
+	case errors.As(err, &dnsErr):
+		return CauseDNS
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return CauseHandshake // a plain HTTP server at an https:// URL
+	case isTLSError(err):
+		if isCertificateError(err) {
+			return CauseCertificate
+		}
+		return CauseHandshake
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return CauseRefused
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return CauseUnreachable
+	case errors.As(err, &opErr) && opErr.Op == "dial" && isTimeout(err):
+		return CauseConnectTimeout
+	}
+	return ""
+}
+
+// isCertificateError reports a certificate the client refused, as opposed
+// to a handshake that failed before one was checked.
+func isCertificateError(err error) bool {
+	var (
+		authErr x509.UnknownAuthorityError
+		hostErr x509.HostnameError
+		certErr x509.CertificateInvalidError
+		verErr  *tls.CertificateVerificationError
+	)
+	return errors.As(err, &authErr) || errors.As(err, &hostErr) || errors.As(err, &certErr) || errors.As(err, &verErr)
 }

@@ -305,6 +305,12 @@ type Verdict struct {
 	Code string
 	// Message is the provider's error message, at most MaxMessageLen bytes.
 	Message string
+	// Cause is, for a transport error, what failed while the connection
+	// was being made: CauseDNS, CauseRefused, CauseUnreachable,
+	// CauseConnectTimeout, CauseCertificate, CauseHandshake or CauseProxy;
+	// "" for an answer, an error after the connection was made, or a
+	// connection that failed in a way the package does not know.
+	Cause string
 
 	// SameTarget reports whether the call may be retried on the same target
 	// (after Wait, or after backoff when Wait is 0).
@@ -361,11 +367,25 @@ func (v Verdict) String() string {
 		b = append(b, ' ')
 		b = append(b, v.Code...)
 	}
+	if v.Cause != "" {
+		b = append(b, " cause="...)
+		b = append(b, v.Cause...)
+	}
 	if v.Wait > 0 {
 		b = append(b, " wait="...)
 		b = append(b, v.Wait.String()...)
 	}
 	return string(b)
+}
+
+// Detail is Code followed by Cause when there is one ("connect: dns",
+// "tls: certificate", "timeout: connect_timeout"), or Code alone: the
+// few words that say why a call failed, for logs and error messages.
+func (v Verdict) Detail() string {
+	if v.Cause == "" {
+		return v.Code
+	}
+	return v.Code + ": " + v.Cause
 }
 
 // policy fills the retry and failover fields from Kind and Sub.

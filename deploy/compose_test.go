@@ -97,13 +97,7 @@ func TestComposeFleet(t *testing.T) {
 	image := imageCommand(t)
 	configPath := image[slices.Index(image, "--config")+1]
 
-	var replicas []string
-	for name, s := range compose.Services {
-		if s.Build["context"] == ".." && s.Command == nil {
-			replicas = append(replicas, name)
-		}
-	}
-	slices.Sort(replicas)
+	replicas := composeReplicas(compose)
 	if len(replicas) < 2 {
 		t.Fatalf("compose.yaml: replicas %q; want a fleet of at least two gateways built from the Dockerfile", replicas)
 	}

@@ -150,6 +150,7 @@ type dashboard struct {
 	Templating struct {
 		List []struct {
 			Name       string          `json:"name"`
+			Type       string          `json:"type"`
 			Query      json.RawMessage `json:"query"`
 			Datasource json.RawMessage `json:"datasource"`
 		} `json:"list"`
@@ -269,7 +270,8 @@ func TestMetricNames(t *testing.T) {
 
 // TestDashboardShape checks what an import needs: a recent schema, the
 // Prometheus data source as the DS_PROMETHEUS input, used by every panel
-// and query.
+// and query, and a data source variable of the same name for a dashboard
+// provisioned from the file.
 func TestDashboardShape(t *testing.T) {
 	d := readDashboard(t)
 	if d.SchemaVersion < 39 {
@@ -298,13 +300,23 @@ func TestDashboardShape(t *testing.T) {
 			}
 		}
 	}
+	picker := false
 	for _, v := range d.Templating.List {
+		if v.Type == "datasource" {
+			// The data source picker named like the input: a provisioned
+			// dashboard (no import step) resolves ${DS_PROMETHEUS} through it.
+			picker = v.Name == "DS_PROMETHEUS" && string(v.Query) == `"prometheus"`
+			continue
+		}
 		if !same(v.Datasource) {
 			t.Errorf("variable %s: datasource %s; want %s", v.Name, v.Datasource, ds)
 		}
 	}
 	if exprs < 20 {
 		t.Errorf("%d queries; the dashboard should have its panels", exprs)
+	}
+	if !picker {
+		t.Error(`no prometheus data source variable DS_PROMETHEUS: a provisioned dashboard cannot resolve ${DS_PROMETHEUS}`)
 	}
 }
 

@@ -11,9 +11,10 @@ import (
 )
 
 func validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var noEnv bool
+	cmd := &cobra.Command{
 		Use:   "validate FILE",
-		Short: "Check a configuration file and say exactly what is wrong",
+		Short: "Check a configuration file (or a fusebox mock scenario) and say exactly what is wrong",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return errors.New("usage: fusebox validate FILE (one configuration file, e.g. fusebox validate fusebox.yaml)")
@@ -21,9 +22,20 @@ func validateCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readConfigFile(args[0])
+			switch {
+			case err != nil:
+				return err
+			case isScenario(data):
+				return validateScenario(args[0], data, cmd.OutOrStdout())
+			case noEnv:
+				return validateNoEnv(args[0], data, cmd.OutOrStdout())
+			}
 			return runValidate(args[0], cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().BoolVar(&noEnv, "no-env", false, "check the structure only: read no environment variable (an unset ${VAR} is not an error), build no provider")
+	return cmd
 }
 
 // errInvalid is returned after the problems have been printed.

@@ -523,6 +523,11 @@ func TestCountTokensBothWays(t *testing.T) {
 			io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad count request"}}`)
 			return
 		}
+		if strings.Contains(r.Header.Get("Anthropic-Beta"), "token-counting-2099") && r.Header.Get("Anthropic-Version") != "2099-01-01" {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad count request"}}`)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"input_tokens":42}`)
 	})
@@ -548,6 +553,16 @@ func TestCountTokensBothWays(t *testing.T) {
 	}
 	if oai.calls() != 0 {
 		t.Error("the OpenAI target was sent a count")
+	}
+	// The client's anthropic-version and anthropic-beta reach the target,
+	// as they do on /v1/messages.
+	n, err = ac.Messages.CountTokens(t.Context(), anthropicsdk.MessageCountTokensParams{Model: "smart", Messages: msgs},
+		aoption.WithHeader("anthropic-version", "2099-01-01"), aoption.WithHeader("anthropic-beta", "token-counting-2099"))
+	if err != nil || n.InputTokens != 42 {
+		t.Fatalf("counted with the client's Anthropic headers: %+v %v", n, err)
+	}
+	if h := claude.header(claude.calls() - 1); h.Get("Anthropic-Version") != "2099-01-01" || !strings.Contains(h.Get("Anthropic-Beta"), "token-counting-2099") {
+		t.Errorf("count_tokens sent anthropic-version %q, anthropic-beta %q; want the client's", h.Get("Anthropic-Version"), h.Get("Anthropic-Beta"))
 	}
 	if _, err := ac.Messages.CountTokens(t.Context(), anthropicsdk.MessageCountTokensParams{Model: "nope", Messages: msgs}); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("an unknown model: %v", err)

@@ -133,7 +133,7 @@ func (b *board) keyEvent(k router.KeyEvent) {
 			e.Reason = strconv.Itoa(k.Verdict.Status) + " " + e.Reason
 		}
 		if k.Verdict.Code != "" {
-			e.Reason += " (" + k.Verdict.Code + ")"
+			e.Reason += " (" + k.Verdict.Detail() + ")"
 		}
 		if k.For > 0 {
 			e.Until = until(now.Add(k.For))

@@ -49,8 +49,9 @@ func (s *Server) handleCountTokens(rw http.ResponseWriter, r *http.Request) {
 		x.error(http.StatusNotFound, "not_found_error", "model_not_found", "model", "The model `"+model+"` does not exist.")
 		return
 	}
+	header := forwardHeaders(r.Header, x.st.forward) // anthropic-version and -beta, as /v1/messages
 	for _, t := range alias.Targets {
-		resp, sent, err := x.st.router.SendNative(r.Context(), t, anthropic.CountTokensPath, f.WithModel(body, t.Model))
+		resp, sent, err := x.st.router.SendNative(r.Context(), t, anthropic.CountTokensPath, f.WithModel(body, t.Model), header)
 		if !sent || err != nil {
 			continue
 		}

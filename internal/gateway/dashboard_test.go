@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ import (
 )
 
 const dashboardToken = "adm-dash-7c1e"
+
+// isoClock is a dashboard time: 24-hour, with the date when not today's.
+var isoClock = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}$`)
 
 // dashYAML puts two simulated providers behind the alias smart; the
 // primary's breaker opens after 3 failures in a row and stays open 30 s,
@@ -88,6 +92,21 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the client's row reads %q; want its spend against $5 a day and $50 a month", got)
 	}
 	tab.screenshot(shots, "dashboard-1280-healthy.png")
+	if !tab.evalBool(`document.getElementById("banner").hidden`) {
+		t.Error("a banner is shown while every target is closed")
+	}
+	// The charts spread the samples there are across their width: the
+	// first seconds fill the chart rather than a sliver at its right end.
+	if x := tab.evalString(primaryCard + `.querySelector('svg[data-series="requests"] rect').getAttribute("x")`); x != "0.00" {
+		t.Errorf("the first request bar starts at x=%s; want the chart's left edge, 0.00", x)
+	}
+	if span := tab.evalString(primaryCard + `.querySelector('svg[data-series="requests"]').dataset.span`); span == "" || strings.Contains(span, "15 min") {
+		t.Errorf("the chart says it spans %q; want the seconds the samples cover", span)
+	}
+	// Times are 24-hour and ISO-style.
+	if got := tab.evalString(`document.getElementById("sub").innerText`); !isoClock.MatchString(strings.TrimPrefix(got, "live · ")) {
+		t.Errorf("the status line reads %q; want live · HH:MM:SS", got)
+	}
 
 	// The outage: the primary's provider answers 503 from now on.
 	simFaults(t, primary.URL, http.MethodPost, `{"kind":"error_storm","status":503}`)
@@ -100,6 +119,41 @@ func TestDashboardInBrowser(t *testing.T) {
 	tab.waitTrue(primaryCard+`.querySelector('svg[data-series="failures"]').dataset.total >= 3`, 5*time.Second)
 	tab.waitTrue(`document.querySelector('#timeline tr[data-kind="breaker"]') !== null`, 5*time.Second)
 	tab.screenshot(shots, "dashboard-1280-outage.png")
+
+	// A banner names the target that is down; the card has one next-probe
+	// time, counting down.
+	tab.waitTrue(`!document.getElementById("banner").hidden && document.getElementById("banner").dataset.down === "primary/gpt-4.1"`, 5*time.Second)
+	if got := tab.evalString(`document.getElementById("banner").innerText`); !strings.Contains(got, "1 target down: primary/gpt-4.1") || !strings.Contains(got, "next target") {
+		t.Errorf("the banner reads %q", got)
+	}
+	if n := tab.evalString(`String((` + primaryCard + `.innerText.match(/next probe/g) || []).length)`); n != "1" {
+		t.Errorf("the open primary's card says \"next probe\" %s times; want once", n)
+	}
+	for _, when := range tab.evalStrings(`[...document.querySelectorAll("#timeline tr td:first-child")].map(td => td.innerText)`) {
+		if !isoClock.MatchString(when) {
+			t.Errorf("a timeline time reads %q; want HH:MM:SS, 24-hour", when)
+		}
+	}
+	// The filter: by target, by model, and only those in trouble.
+	visible := func() string {
+		return strings.Join(tab.evalStrings(`[...document.querySelectorAll("article.target:not([hidden])")].map(a => a.dataset.target)`), " ")
+	}
+	tab.eval(`{ const f = document.getElementById("filter"); f.value = "DeepSeek"; f.dispatchEvent(new Event("input")) }`)
+	if got := visible(); got != "secondary/deepseek-chat" {
+		t.Errorf("filtered by deepseek, the page shows %q", got)
+	}
+	if got := tab.text("#shown"); got != "1 of 2 targets shown" {
+		t.Errorf("the filter says %q", got)
+	}
+	tab.eval(`{ const f = document.getElementById("filter"); f.value = "smart"; f.dispatchEvent(new Event("input")) }`)
+	if got := visible(); got != "primary/gpt-4.1 secondary/deepseek-chat" {
+		t.Errorf("filtered by the model smart, the page shows %q", got)
+	}
+	tab.eval(`{ const f = document.getElementById("filter"); f.value = ""; f.dispatchEvent(new Event("input")); document.getElementById("trouble").click() }`)
+	if got := visible(); got != "primary/gpt-4.1" {
+		t.Errorf("only targets not closed: the page shows %q", got)
+	}
+	tab.eval(`document.getElementById("trouble").click()`)
 
 	// Force open, then Cancel: nothing happens.
 	tab.eval(primaryCard + `.querySelector('button[data-action="force-open"]').click()`)

@@ -118,6 +118,7 @@ func (x *exchange) serveMessages(a *router.Attempt) bool {
 		a.Fail(invalidAnswer(a))
 		return false
 	}
+	x.trace.answered(a, body)
 	if a.Native {
 		a.Succeed()
 		if u := usageOf(body); u != nil {

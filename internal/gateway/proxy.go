@@ -621,6 +621,7 @@ func (x *exchange) serve(ctx context.Context) {
 		a.Succeed()
 		x.headers(a, x.s.clk.Now())
 		if a.Resp.StatusCode == http.StatusOK {
+			x.trace.answered(a, body)
 			x.account(a, usageInto(&x.answerUsage, body))
 		}
 		if a.Resp.StatusCode == http.StatusOK {

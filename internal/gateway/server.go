@@ -382,6 +382,11 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 			names = append(names, a.Name)
 		}
 	}
+	for _, name := range s.jobs.Names() { // video and image aliases: what POST /v1/videos takes
+		if c.allows(name) {
+			names = append(names, name)
+		}
+	}
 	anthropic := r.Header.Get("Anthropic-Version") != ""
 	var b strings.Builder
 	if anthropic {
@@ -419,6 +424,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	_, known := st.router.Lookup(id)
+	known = known || s.jobs.Has(id)
 	anthropic := r.Header.Get("Anthropic-Version") != ""
 	if !known || !c.allows(id) {
 		msg := "The model `" + id + "` does not exist or you do not have access to it."

@@ -251,6 +251,7 @@ func (x *exchange) relay(a *router.Attempt) bool {
 			a.Progress() // the held ones were told as they came
 		}
 		x.trace.chunk(a, false)
+		x.trace.answered(a, ev.Data)
 		h.finished = h.finished || finishes(a, ev)
 		// Priced as it comes (a native stream's input is in
 		// message_start, before any content).
@@ -509,7 +510,7 @@ func (x *exchange) streamEnded(a *router.Attempt, h *held, asm *cache.Assembler,
 	}
 	msg := "The stream from " + a.Target.Name + " broke off after it began: " + v.Kind.String()
 	if v.Code != "" {
-		msg += " (" + v.Code + ")"
+		msg += " (" + v.Detail() + ")"
 	}
 	x.broken = sse.ErrorEvent{Type: "upstream_error", Code: "stream_interrupted", Message: msg + ". The answer is incomplete."}
 	if x.continuable(a) {

@@ -163,7 +163,9 @@ func stateText(b breaker.Snapshot) string {
 	case breaker.StateClosed:
 		return "closed: calls pass"
 	case breaker.StateOpen:
-		return "open: calls are refused and go to the next target; next probe in " + b.RetryAfter.Round(100*time.Millisecond).String()
+		// The time to the next probe is probe_at, which the dashboard
+		// counts down beside this text: one clock, not two.
+		return "open: calls are refused and go to the next target"
 	case breaker.StateHalfOpen:
 		return fmt.Sprintf("half-open: probing, %d probe(s) admitted, %d succeeded", b.Probes, b.ProbeSuccesses)
 	case breaker.StateForcedOpen:

@@ -216,8 +216,9 @@ func (k *Key) usable(now int64) (bool, int64) {
 // target's) to t, once, outside any walk: one of its usable keys, and no
 // breaker, limits or retries, for calls that cost nothing such as counting
 // tokens. It reports false, sending nothing, when t's upstream does not
-// speak Messages, its breaker is open, or it has no usable key.
-func (r *Router) SendNative(ctx context.Context, t *Target, path string, body []byte) (*http.Response, bool, error) {
+// speak Messages, its breaker is open, or it has no usable key. header
+// are the client's headers to pass on, as Call.Header.
+func (r *Router) SendNative(ctx context.Context, t *Target, path string, body []byte, header http.Header) (*http.Response, bool, error) {
 	ms, ok := t.prov.up.(messagesSpeaker)
 	if !ok || !ms.SpeaksMessages(t.Model) || t.breaker.State() == breaker.StateOpen {
 		return nil, false, nil
@@ -226,6 +227,6 @@ func (r *Router) SendNative(ctx context.Context, t *Target, path string, body []
 	if k == nil {
 		return nil, false, nil
 	}
-	resp, err := t.prov.up.Send(ctx, &Call{Path: path, Model: t.Model, Key: k.secret, Native: body})
+	resp, err := t.prov.up.Send(ctx, &Call{Path: path, Model: t.Model, Key: k.secret, Native: body, Header: header})
 	return resp, true, err
 }

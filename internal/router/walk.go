@@ -730,7 +730,7 @@ func describe(v aierr.Verdict) string {
 		s = strconv.Itoa(v.Status) + " " + s
 	}
 	if v.Code != "" {
-		s += " (" + v.Code + ")"
+		s += " (" + v.Detail() + ")"
 	}
 	return s
 }

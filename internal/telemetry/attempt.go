@@ -35,7 +35,8 @@ type AttemptInfo struct {
 // AttemptResult is how an upstream attempt ended.
 type AttemptResult struct {
 	ResponseModel string   // the model the answer names (gen_ai.response.model)
-	FinishReasons []string // one per choice
+	ResponseID    string   // the answer's id (gen_ai.response.id)
+	FinishReasons []string // one per choice (gen_ai.response.finish_reasons)
 	// Token counts from the answer's usage; 0 when it had none (a failed
 	// attempt records 0).
 	InputTokens, OutputTokens         int

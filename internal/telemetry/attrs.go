@@ -11,6 +11,7 @@ const (
 	keyRequestStream    = attribute.Key("gen_ai.request.stream")
 	keyRequestMaxTokens = attribute.Key("gen_ai.request.max_tokens")
 	keyResponseModel    = attribute.Key("gen_ai.response.model")
+	keyResponseID       = attribute.Key("gen_ai.response.id")
 	keyFinishReasons    = attribute.Key("gen_ai.response.finish_reasons")
 	keyTimeToFirstChunk = attribute.Key("gen_ai.response.time_to_first_chunk")
 	keyInputTokens      = attribute.Key("gen_ai.usage.input_tokens")

@@ -41,6 +41,9 @@ func (a *Attempt) resultAttrs(res *AttemptResult) []attribute.KeyValue {
 	if res.ResponseModel != "" {
 		attrs = append(attrs, keyResponseModel.String(res.ResponseModel))
 	}
+	if res.ResponseID != "" {
+		attrs = append(attrs, keyResponseID.String(res.ResponseID))
+	}
 	reasons := res.FinishReasons
 	if len(reasons) == 0 && res.ErrType != "" && a.first.Load() != 0 {
 		// A stream that broke after its first chunk: the conventions'
