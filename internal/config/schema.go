@@ -632,8 +632,8 @@ type ResponseStore struct {
 	// Dir keeps them in files there, one per response, written atomically,
 	// so they survive a restart. "": in memory, lost at a restart.
 	Dir string `yaml:"dir"`
-	// MaxEntries bounds the responses kept in memory per client key.
-	// 0: 1000.
+	// MaxEntries bounds the responses kept per client key, in memory or
+	// in a dir; past it the oldest go. 0: 1000.
 	MaxEntries int `yaml:"max_entries"`
 	// MaxBytes bounds their size per client key: 0 means 64 MiB in
 	// memory, 256 MiB in a dir. Past it the oldest go.

@@ -43,7 +43,7 @@ func newResponseStore(c config.ResponseStore, clk clock.Clock) (responses.Store,
 	if c.Dir == "" {
 		return responses.NewMemoryStore(c.MaxEntries, int64(c.MaxBytes)), nil
 	}
-	st, err := responses.NewDirStore(c.Dir, int64(c.MaxBytes), c.TTL)
+	st, err := responses.NewDirStore(c.Dir, c.MaxEntries, int64(c.MaxBytes), c.TTL)
 	if err != nil {
 		return nil, err
 	}

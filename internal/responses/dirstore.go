@@ -27,9 +27,9 @@ const DefaultDirMaxBytes = 256 << 20
 // one, never a part. Ids are checked ("resp_" and lowercase hex digits)
 // before they name a file, so no id can reach outside the directory.
 //
-// Like MemoryStore it is bounded per owner (client key): each owner's
-// files take at most maxBytes, and a Put past it removes that owner's
-// oldest responses. Responses older than ttl are gone: Get does not find
+// Like MemoryStore it is bounded per owner (client key): each owner keeps
+// at most maxEntries files of maxBytes in all, and a Put past either
+// removes that owner's oldest responses. Responses older than ttl are gone: Get does not find
 // them, and a Put removes them. The index (owner, size, time of each file)
 // is in memory, read from the files when the store is opened; a response
 // is read from its file at each Get. It is safe for concurrent use.
@@ -38,9 +38,10 @@ type DirStore struct {
 	// clock. Set it before the store is used.
 	Clock clock.Clock
 
-	dir      string
-	maxBytes int64
-	ttl      time.Duration
+	dir        string
+	maxEntries int
+	maxBytes   int64
+	ttl        time.Duration
 
 	// mu guards the index below, and orders the renames and removals of
 	// files with it.
@@ -69,18 +70,22 @@ type dirEntry struct {
 const dirTemp = ".tmp-"
 
 // NewDirStore opens (creating it if need be) a DirStore in dir, whose
-// owners may each keep maxBytes of responses (≤ 0: DefaultDirMaxBytes)
-// for ttl (≤ 0: no expiry; the bound still applies). Files of the store
+// owners may each keep maxEntries responses (≤ 0: DefaultMaxEntries) of
+// maxBytes (≤ 0: DefaultDirMaxBytes) for ttl (≤ 0: no expiry; the bounds
+// still apply). Files of the store
 // found in dir are indexed; temporary files left by a crash, and files
 // that cannot be read, are removed; other files are left alone.
-func NewDirStore(dir string, maxBytes int64, ttl time.Duration) (*DirStore, error) {
+func NewDirStore(dir string, maxEntries int, maxBytes int64, ttl time.Duration) (*DirStore, error) {
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
+	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultDirMaxBytes
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("responses: store directory: %w", err)
 	}
-	s := &DirStore{dir: dir, maxBytes: maxBytes, ttl: ttl, files: map[string]*dirEntry{}, owners: map[string]*dirOwner{}}
+	s := &DirStore{dir: dir, maxEntries: maxEntries, maxBytes: maxBytes, ttl: ttl, files: map[string]*dirEntry{}, owners: map[string]*dirOwner{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -261,9 +266,9 @@ func (s *DirStore) addLocked(e *dirEntry) {
 }
 
 // trimLocked removes owner's oldest entries while its files exceed the
-// bound. Requires s.mu held.
+// bounds. Requires s.mu held.
 func (s *DirStore) trimLocked(owner string) {
-	for own := s.owners[owner]; own != nil && own.bytes > s.maxBytes; own = s.owners[owner] {
+	for own := s.owners[owner]; own != nil && (own.bytes > s.maxBytes || own.entries.Len() > s.maxEntries); own = s.owners[owner] {
 		s.removeLocked(own.entries.Front().Value.(*dirEntry))
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 func openDir(t *testing.T, dir string, maxBytes int64, ttl time.Duration) *DirStore {
 	t.Helper()
-	s, err := NewDirStore(dir, maxBytes, ttl)
+	s, err := NewDirStore(dir, 0, maxBytes, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}

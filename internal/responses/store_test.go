@@ -55,7 +55,7 @@ func TestValidID(t *testing.T) {
 // stores returns a fresh store of each kind, bounded by maxBytes per
 // owner.
 func stores(t *testing.T, maxBytes int64) map[string]Store {
-	d, err := NewDirStore(t.TempDir(), maxBytes, 0)
+	d, err := NewDirStore(t.TempDir(), 0, maxBytes, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,3 +294,29 @@ func equalItems(a, b Item) bool {
 }
 
 var _ = time.Second
+
+// A DirStore bounds each owner's entries as well as its bytes: a client
+// storing many small responses keeps its newest maxEntries, and another
+// client's are untouched.
+func TestDirStoreEntryBound(t *testing.T) {
+	s, err := NewDirStore(t.TempDir(), 3, 1<<20, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(stored(hexID(100), "b", 1)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if err := s.Put(stored(hexID(i), "a", 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []bool{false, false, false, true, true, true} {
+		if _, ok := s.Get(hexID(i)); ok != want {
+			t.Errorf("response %d kept %v, want %v", i, ok, want)
+		}
+	}
+	if _, ok := s.Get(hexID(100)); !ok {
+		t.Error("another owner's response went")
+	}
+}
