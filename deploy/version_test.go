@@ -34,11 +34,14 @@ func TestVersionOfABuildFromAClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "bin")
-	// -trimpath: the clone's packages hit the build cache the image's
-	// build (also -trimpath) filled, whatever directory they are in; it
+	// -trimpath and cgo off, as the image builds: the clone's packages hit
+	// the build cache that build filled, whatever directory they are in
+	// (with cgo on, every package above net would be compiled anew); it
 	// changes nothing go records of the VCS.
-	install := exec.Command(goBin, "install", "-trimpath", "./cmd/fusebox")
-	install.Dir, install.Env = clone, append(os.Environ(), "GOBIN="+bin)
+	// -buildvcs=true: a machine's go env may turn the stamp off
+	// (GOFLAGS=-buildvcs=false), which the README's user would not have.
+	install := exec.Command(goBin, "install", "-buildvcs=true", "-trimpath", "./cmd/fusebox")
+	install.Dir, install.Env = clone, append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install ./cmd/fusebox in a clone: %v\n%s", err, out)
 	}
