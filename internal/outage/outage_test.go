@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // not absolute times: the clients run on real clocks, on a machine that may
 // be loaded and under -race.
 func TestOutageOrdering(t *testing.T) {
+	longScenarios(t)
 	o := Options{
 		Rate: 50, Duration: 4 * time.Second, StormStart: time.Second, StormLength: 2 * time.Second,
 		Latency: 5 * time.Millisecond, P99: 10 * time.Millisecond, Open: 500 * time.Millisecond,
@@ -147,6 +148,7 @@ func TestPercentiles(t *testing.T) {
 // the fleet learns the outage once and sends the dead primary fewer
 // calls. It compares the two runs, not absolute counts.
 func TestReplicasShareTheOutage(t *testing.T) {
+	longScenarios(t)
 	redis := redistest.Start(t)
 	calls := map[string]int64{}
 	for _, state := range []string{"memory", redis.URL()} {

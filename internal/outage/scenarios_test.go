@@ -353,6 +353,7 @@ func checkStreamedOutage(t *testing.T, res *Result) {
 // (1600 requests in the storm), with room for a call or two in flight
 // when the breaker opens.
 func TestOverload529(t *testing.T) {
+	longScenarios(t)
 	o := shortRun(Options{Scenario: Overload529, Rate: 30, StormLength: 4 * time.Second, Open: 3 * time.Second})
 	var res *Result
 	for try := 1; try <= 3; try++ {

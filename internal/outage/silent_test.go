@@ -1,6 +1,7 @@
 package outage
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 // holds whatever the rate: the breaker opens, continuation leaves no cut
 // stream failed, the hedge hides a hung primary.
 func TestSilentScenarios(t *testing.T) {
+	longScenarios(t)
 	storm := func(sc Scenario, cont bool) Options {
 		return Options{Scenario: sc, Continue: cont, Rate: 10, StormLength: 3 * time.Second, Open: 5 * time.Second}
 	}
@@ -27,8 +29,30 @@ func TestSilentScenarios(t *testing.T) {
 		{"cut", storm(Cut, false), checkCut},
 		{"cut continue", storm(Cut, true), checkCut},
 		{"hang-hedge", storm(HangHedge, false), checkHangHedge},
+		{"drip held", held(storm(Drip, false)), checkHeld},
+		{"stall held", held(storm(Stall, false)), checkHeld},
 	} {
 		runScenarios(t, []scenarioCase{c})
+	}
+}
+
+// held holds each stream's first 4 content events, as
+// examples/silent-failures.yaml does.
+func held(o Options) Options {
+	o.CommitAfter = 4
+	return o
+}
+
+// checkHeld: with the first content events held, a stream that drips or
+// stalls before them fails over unseen, so that without continuation too
+// the storm's failures stay within the goal.
+func checkHeld(t *testing.T, res *Result) {
+	checkSilent(t, res)
+	if !strings.Contains(res.Policy, "commit_after: 4") {
+		t.Errorf("policy holds no events:\n%s", res.Policy)
+	}
+	if g := goal(t, res, "client-visible failure during the storm"); !g.Pass {
+		t.Errorf("fusebox: %s failed with the hold, want within the goal", g.Got)
 	}
 }
 
@@ -106,4 +130,14 @@ func checkHangHedge(t *testing.T, res *Result) {
 	}
 	goal(t, res, "the breaker opens within `consecutive` attempts")
 	goal(t, res, "calls to the primary per request after the breaker opens")
+}
+
+// longScenarios skips a test of scenarios run in real time (tens of
+// seconds in all) unless FUSEBOX_REQUIRE_SCENARIOS=1, as .ci/run sets
+// it: CI runs them, a contributor's go test ./... does not wait for them.
+func longScenarios(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FUSEBOX_REQUIRE_SCENARIOS") != "1" {
+		t.Skip("a real-time scenario run: FUSEBOX_REQUIRE_SCENARIOS=1 runs it, as .ci/run does")
+	}
 }
