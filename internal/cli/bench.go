@@ -143,13 +143,19 @@ func runJobsBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	}
 	fmt.Fprint(out, res.Markdown())
 	if o.jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
+		return writeJSON(o.jsonPath, res)
+	}
+	return nil
+}
+
+// writeJSON writes a bench's figures as indented JSON to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
 }
@@ -198,12 +204,8 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	}
 	fmt.Fprint(out, res.Markdown())
 	if o.jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("bench: %w", err)
+		if err := writeJSON(o.jsonPath, res); err != nil {
+			return err
 		}
 		fmt.Fprintf(out, "\nJSON: %s\n", o.jsonPath)
 	}

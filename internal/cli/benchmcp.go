@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	bench "github.com/fuseboxhq/fusebox/internal/outage"
@@ -29,12 +27,8 @@ func runMCPBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	}
 	fmt.Fprint(out, res.Markdown())
 	if o.jsonPath != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		if err := writeJSON(o.jsonPath, res); err != nil {
 			return err
-		}
-		if err := os.WriteFile(o.jsonPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("bench: %w", err)
 		}
 	}
 	if missed := res.Goals(); len(missed) > 0 {
