@@ -279,7 +279,10 @@ func bearerToken(key string) bearer.TokenProvider {
 // Half a frame then a cut. The SDK's event-stream decoder reads a frame
 // cut short at the end of the body as the stream's end (Err is nil), so
 // what shows the answer incomplete is the missing messageStop and
-// metadata, and no exception: a client must check for messageStop.
+// metadata, and no exception: a client must check for messageStop. (The
+// cut is an aborted connection: on a loaded machine its reset can reach
+// the client before the first delta was read, which then sees a read
+// error and no delta; never more than the one delta sent, never an end.)
 func TestBedrockGarbageFrame(t *testing.T) {
 	_, c := bedrockSim(t, Config{Output: Output{Tokens: 12, ChunkTokens: 3}, Faults: []Fault{{Kind: Garbage, AfterChunks: 1}}})
 	so, err := c.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String("m"),
@@ -299,7 +302,7 @@ func TestBedrockGarbageFrame(t *testing.T) {
 	err = so.GetStream().Err()
 	so.GetStream().Close()
 	var ise *types.InternalServerException
-	if errors.As(err, &ise) || deltas != 1 || ends != 0 {
-		t.Errorf("%d deltas, %d end events, then %v; want 1 delta, no end and no exception", deltas, ends, err)
+	if errors.As(err, &ise) || deltas > 1 || ends != 0 || (deltas == 0 && err == nil) {
+		t.Errorf("%d deltas, %d end events, then %v; want the delta sent (or a read error), no end and no exception", deltas, ends, err)
 	}
 }
