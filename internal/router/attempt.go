@@ -101,8 +101,7 @@ func (a *Attempt) Progress() {
 // Budgets.CommitAfter content events have (tell each with Progress), and
 // a later target could take the request. A held stream that stalls is cut
 // as one that had not begun: the walk goes on to the next target.
-// An attempt cut meanwhile is holding (its next read fails with the cut).
-func (a *Attempt) Holding() bool { return a.Cut() != nil || a.watch.holding() }
+func (a *Attempt) Holding() bool { return a.watch.holding() }
 
 // Writing and Written bracket the caller's writes of the answer to its
 // client: while a slow client blocks them, the attempt's idle and total
