@@ -203,15 +203,16 @@ func (r *Router) probeSuspect(t *Target, gap time.Duration) {
 	default:
 		permit.Ignore()
 	}
+	// What follows the probe is in place before it is told (onProbe).
+	if v.Kind == aierr.Success {
+		t.endSuspicion()
+	} else {
+		next := t.grow(gap)
+		r.clk.AfterFunc(next, func() { go r.probeSuspect(t, next) })
+	}
 	if r.onProbe != nil {
 		r.onProbe(t, v)
 	}
-	if v.Kind == aierr.Success {
-		t.endSuspicion()
-		return
-	}
-	next := t.grow(gap)
-	r.clk.AfterFunc(next, func() { go r.probeSuspect(t, next) })
 }
 
 // sendProbe sends t the probe request with key and classifies its answer.
