@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-
 	"github.com/fuseboxhq/fusebox/internal/sse"
 	"github.com/fuseboxhq/fusebox/retry"
 )
@@ -56,8 +54,6 @@ type rig struct {
 	// cross: the requests are Anthropic Messages, to Claude on Anthropic
 	// and on Bedrock (Scenario.crossCloud).
 	cross bool
-	// bedrock calls the secondary for retry+failover when cross.
-	bedrock *bedrockruntime.Client
 	// records are the client's requests, filled in by Run.
 	records []record
 	// counts are the requests ended so far, for Progress.
@@ -101,9 +97,6 @@ func newRig(c Client, o Options) (_ *rig, err error) {
 	}
 	if r.secondary, err = startProvider(simConfig(o, "secondary", 2)); err != nil {
 		return nil, err
-	}
-	if r.cross && c == RetryFailover {
-		r.bedrock = newBedrock(r.secondary, r.http)
 	}
 	if c == Fusebox {
 		if r.gw, err = startFusebox(o, r.primary, r.secondary); err != nil {

@@ -3,16 +3,18 @@ package outage
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/fuseboxhq/fusebox/internal/catalog"
 	"github.com/fuseboxhq/fusebox/internal/sim"
@@ -143,18 +145,9 @@ func (r *rig) postMessages(ctx context.Context, base, model string) (answer, err
 	return a, readMessage(body, &a)
 }
 
-// newBedrock is the AWS SDK's Bedrock client of retry+failover, pointed at
-// the secondary, signing with the run's keys; the SDK's own retries are
-// off, since the client retries with naivePolicy.
-func newBedrock(secondary *provider, hc *http.Client) *bedrockruntime.Client {
-	return bedrockruntime.New(bedrockruntime.Options{
-		Region:       awsRegion,
-		BaseEndpoint: aws.String(secondary.root),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsKeyID, awsSecret, ""),
-		HTTPClient:   hc,
-		Retryer:      aws.NopRetryer{},
-	})
-}
+// bedrockSigner signs retry+failover's Bedrock calls with the run's
+// keys: the SDK's own SigV4 signer, as the AWS SDK's Bedrock client would.
+var bedrockSigner = v4.NewSigner()
 
 // bedrockModelID is Bedrock's id of claudeModel in awsRegion (its
 // inference profile), as the gateway resolves it.
@@ -166,24 +159,40 @@ var bedrockModelID = func() string {
 	return id
 }()
 
-// invokeBedrock calls InvokeModel on the secondary with the AWS SDK, and
-// reads the Claude answer.
+// invokeBedrock calls InvokeModel on the secondary, as the AWS SDK's
+// Bedrock client sends it (POST /model/{id}/invoke, signed with SigV4 for
+// service "bedrock"), and reads the Claude answer. It is not the SDK's
+// client so that the serving binary does not link bedrockruntime for the
+// bench alone: that package's init is the largest of the binary's.
 func (r *rig) invokeBedrock(ctx context.Context) (answer, error) {
-	out, err := r.bedrock.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
-		ModelId:     aws.String(bedrockModelID),
-		Body:        messagesBody(""),
-		ContentType: aws.String("application/json"),
-		Accept:      aws.String("application/json"),
-	})
+	body := messagesBody("")
+	u := r.secondary.root + "/model/" + url.PathEscape(bedrockModelID) + "/invoke"
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		var se interface{ HTTPStatusCode() int }
-		if errors.As(err, &se) {
-			return answer{}, &statusError{status: se.HTTPStatusCode(), body: err.Error()}
-		}
 		return answer{}, err
 	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: awsKeyID, SecretAccessKey: awsSecret}
+	if err := bedrockSigner.SignHTTP(ctx, creds, hr, hex.EncodeToString(sum[:]), "bedrock", awsRegion, time.Now()); err != nil {
+		return answer{}, err
+	}
+	resp, err := r.http.Do(hr)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return answer{}, &statusError{status: resp.StatusCode, wait: retryAfter(resp.Header), body: string(msg)}
+	}
 	a := answer{firstByte: time.Now()}
-	return a, readMessage(out.Body, &a)
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return a, fmt.Errorf("outage: reading the answer: %w", err)
+	}
+	return a, readMessage(out, &a)
 }
 
 // retriedWith calls call with naivePolicy and returns the last call's

@@ -385,7 +385,7 @@ func checkOverload529(t *testing.T, res *Result) {
 		t.Errorf("naive: failed %d of %d, %d calls to the primary; want failures after retries on the 529s",
 			naive.StormFailed, naive.StormRequests, naive.PrimaryCalls)
 	}
-	// The AWS SDK's signed InvokeModel calls reach a sim that checks
+	// The SigV4-signed InvokeModel calls reach a sim that checks
 	// SigV4 against the run's keys.
 	if rf.StormFailed != 0 || rf.ServedSecondary == 0 {
 		t.Errorf("retry+failover: failed %d in the storm, %d served by Bedrock; want none failed, some served there", rf.StormFailed, rf.ServedSecondary)
