@@ -625,18 +625,21 @@ type OTel struct {
 // store: true, each readable only by the client key that made it, and
 // bounded per client key. With state: redis://… they are the fleet's too
 // (any replica finds them), each at most 4 MiB, kept ttl (default 30
-// days). For example:
+// days), and bounded per client key in Redis as well, by max_entries and
+// max_bytes, across all replicas. For example:
 //
 //	responses: {dir: /var/lib/fusebox/responses, max_bytes: 268435456, ttl: 720h}
 type ResponseStore struct {
 	// Dir keeps them in files there, one per response, written atomically,
 	// so they survive a restart. "": in memory, lost at a restart.
 	Dir string `yaml:"dir"`
-	// MaxEntries bounds the responses kept per client key, in memory or
-	// in a dir; past it the oldest go. 0: 1000.
+	// MaxEntries bounds the responses kept per client key, in memory, in
+	// a dir and in Redis (for the whole fleet); past it the oldest go (in
+	// memory the least recently used), never another client's. 0: 1000.
 	MaxEntries int `yaml:"max_entries"`
-	// MaxBytes bounds their size per client key: 0 means 64 MiB in
-	// memory, 256 MiB in a dir. Past it the oldest go.
+	// MaxBytes bounds their size per client key: 0 means 64 MiB in memory
+	// (sizes estimated) and in Redis (bytes as stored), 256 MiB in a dir.
+	// Past it the oldest go; a response over it alone is not stored.
 	MaxBytes int `yaml:"max_bytes"`
 	// TTL is how long a response is kept in a dir, or in Redis. 0: in a
 	// dir until pushed out; in Redis 720h.

@@ -459,6 +459,37 @@ func TestReplicasShareStoredResponses(t *testing.T) {
 	}
 }
 
+// responses.max_entries bounds a client's stored responses in Redis too:
+// past it the oldest is gone on every replica, the newest found on all.
+func TestReplicasBoundStoredResponses(t *testing.T) {
+	up := newUpstream(t, chatOK("up"))
+	cfg := "state: " + redistest.Start(t).URL() + "\nfleet: {timeout: 2s}\nresponses: {max_entries: 2}\n" + twoTargets
+	_, ga := gateway(t, nil, cfg, up, up)
+	_, gb := gateway(t, nil, cfg, up, up)
+	var ids []string
+	for range 3 {
+		resp, err := http.Post(gb.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"smart","input":"hi"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ids = append(ids, between(string(b), `"id":"`, `"`))
+	}
+	for _, g := range []string{ga.URL, gb.URL} {
+		for i, want := range []int{404, 200, 200} {
+			get, err := http.Get(g + "/v1/responses/" + ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			get.Body.Close()
+			if get.StatusCode != want {
+				t.Errorf("%s: response %d answered %d, want %d", g, i, get.StatusCode, want)
+			}
+		}
+	}
+}
+
 func between(s, from, to string) string {
 	_, rest, _ := strings.Cut(s, from)
 	v, _, _ := strings.Cut(rest, to)

@@ -61,7 +61,7 @@ func (x *exchange) fromResponses(body []byte) ([]byte, bool) {
 	var history []responses.Item
 	prev := responses.PreviousResponseID(body)
 	if prev != "" {
-		if st, ok := x.s.responses.Get(prev); ok && st.Owner == x.client {
+		if st, ok := x.s.responses.Get(x.client, prev); ok {
 			history = st.History()
 		}
 	}
@@ -252,7 +252,7 @@ func (s *Server) handleStoredResponse(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case r.Method == http.MethodDelete:
-		s.responses.Delete(id)
+		s.responses.Delete(stored.Owner, id)
 		w.Write(responses.Deleted(id))
 	case r.PathValue("what") == "input_items":
 		q := r.URL.Query()
@@ -280,8 +280,8 @@ func (s *Server) ownResponse(w http.ResponseWriter, r *http.Request, id string) 
 	if c != nil {
 		owner = c.name
 	}
-	stored, found := s.responses.Get(id)
-	if !found || stored.Owner != owner {
+	stored, found := s.responses.Get(owner, id)
+	if !found {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
 			"No response found with id '"+id+"'.")
 		return responses.Stored{}, false

@@ -152,7 +152,8 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	if s.fleet != nil { // stored responses are the fleet's, this replica's copy beside
-		s.responses = s.fleet.ResponseStore(s.responses, o.Config.Responses.TTL)
+		c := o.Config.Responses
+		s.responses = s.fleet.ResponseStore(s.responses, fleet.ResponseOptions{TTL: c.TTL, MaxEntries: c.MaxEntries, MaxBytes: int64(c.MaxBytes)})
 	}
 	st, err := s.buildState(o.Config, nil)
 	if err != nil {

@@ -131,9 +131,9 @@ func (s *DirStore) load() error {
 // path is the file of a valid id.
 func (s *DirStore) path(id string) string { return filepath.Join(s.dir, id+".json") }
 
-// Get reads the response id from its file; false if there is none, it has
-// expired, or its file cannot be read.
-func (s *DirStore) Get(id string) (Stored, bool) {
+// Get reads owner's response id from its file; false if there is none,
+// it is another owner's, it has expired, or its file cannot be read.
+func (s *DirStore) Get(owner, id string) (Stored, bool) {
 	if !validID(id) {
 		return Stored{}, false
 	}
@@ -145,7 +145,7 @@ func (s *DirStore) Get(id string) (Stored, bool) {
 		ok = false
 	}
 	s.mu.Unlock()
-	if !ok {
+	if !ok || e.owner != owner {
 		return Stored{}, false
 	}
 	// Outside the lock: a Delete meanwhile makes the read fail (not
@@ -155,7 +155,7 @@ func (s *DirStore) Get(id string) (Stored, bool) {
 		return Stored{}, false
 	}
 	st, err := decodeStored(data)
-	if err != nil || st.ID != id {
+	if err != nil || st.ID != id || st.Owner != owner {
 		return Stored{}, false
 	}
 	return st, true
@@ -199,15 +199,15 @@ func (s *DirStore) Put(st Stored) error {
 	return s.syncDir()
 }
 
-// Delete removes the response id and reports whether there was one.
-func (s *DirStore) Delete(id string) bool {
+// Delete removes owner's response id and reports whether there was one.
+func (s *DirStore) Delete(owner, id string) bool {
 	if !validID(id) {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.files[id]
-	if ok {
+	if ok = ok && e.owner == owner; ok {
 		s.removeLocked(e)
 	}
 	return ok

@@ -44,13 +44,13 @@ func TestDirStoreSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Delete(hexID(1))
+	s.Delete("team-a", hexID(1))
 	if got := files(t, dir); len(got) != 2 || got[0] != hexID(0)+".json" || got[1] != hexID(2)+".json" {
 		t.Fatalf("files %q: want one per response, no temporary files", got)
 	}
 	s = openDir(t, dir, 1<<20, 0)
 	for i, want := range []bool{true, false, true} {
-		st, ok := s.Get(hexID(i))
+		st, ok := s.Get("team-a", hexID(i))
 		if ok != want {
 			t.Errorf("after a restart, response %d found %v, want %v", i, ok, want)
 		}
@@ -70,10 +70,10 @@ func TestDirStoreSurvivesRestart(t *testing.T) {
 	if err := s.Put(big); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.Get(hexID(0)); ok {
+	if _, ok := s.Get("team-a", hexID(0)); ok {
 		t.Error("the oldest response of the owner is still there past the bound")
 	}
-	if _, ok := s.Get(hexID(9)); !ok {
+	if _, ok := s.Get("team-a", hexID(9)); !ok {
 		t.Error("the new response is gone")
 	}
 }
@@ -85,13 +85,13 @@ func TestDirStoreEvictsOldestNotLeastUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Get(hexID(0)) // reading does not keep it
+	s.Get("a", hexID(0)) // reading does not keep it
 	s.Put(stored(hexID(3), "a", 800))
-	if _, ok := s.Get(hexID(0)); ok {
+	if _, ok := s.Get("a", hexID(0)); ok {
 		t.Error("the oldest response was kept")
 	}
 	for i := 1; i <= 3; i++ {
-		if _, ok := s.Get(hexID(i)); !ok {
+		if _, ok := s.Get("a", hexID(i)); !ok {
 			t.Errorf("response %d is gone", i)
 		}
 	}
@@ -102,9 +102,12 @@ func TestDirStoreReplace(t *testing.T) {
 	s := openDir(t, dir, 1<<20, 0)
 	s.Put(stored(testID, "a", 10))
 	s.Put(stored(testID, "b", 20))
-	st, ok := s.Get(testID)
+	st, ok := s.Get("b", testID)
 	if !ok || st.Owner != "b" {
 		t.Fatalf("Get after a replacing Put = %+v, %v", st, ok)
+	}
+	if _, ok := s.Get("a", testID); ok {
+		t.Error("the replaced owner still finds it")
 	}
 	if got := files(t, dir); len(got) != 1 {
 		t.Errorf("files %q", got)
@@ -126,14 +129,14 @@ func TestDirStoreTTL(t *testing.T) {
 	b := stored(hexID(2), "a", 10)
 	b.Created = clk.Now()
 	s.Put(b)
-	if _, ok := s.Get(hexID(1)); !ok {
+	if _, ok := s.Get("a", hexID(1)); !ok {
 		t.Fatal("a response is gone before its ttl")
 	}
 	clk.Advance(31 * time.Minute)
-	if _, ok := s.Get(hexID(1)); ok {
+	if _, ok := s.Get("a", hexID(1)); ok {
 		t.Error("a response is found after its ttl")
 	}
-	if _, ok := s.Get(hexID(2)); !ok {
+	if _, ok := s.Get("a", hexID(2)); !ok {
 		t.Error("a younger response is gone")
 	}
 	if got := files(t, dir); len(got) != 1 || got[0] != hexID(2)+".json" {
@@ -162,10 +165,10 @@ func TestDirStoreTraversal(t *testing.T) {
 		if err := s.Put(stored(id, "x", 1)); err != ErrInvalidID {
 			t.Errorf("Put(%q) = %v, want ErrInvalidID", id, err)
 		}
-		if _, ok := s.Get(id); ok {
+		if _, ok := s.Get("x", id); ok {
 			t.Errorf("Get(%q) found something", id)
 		}
-		if s.Delete(id) {
+		if s.Delete("x", id) {
 			t.Errorf("Delete(%q) removed something", id)
 		}
 	}

@@ -11,7 +11,7 @@
 //	POST /v1/responses
 //	  history := nil
 //	  if prev := PreviousResponseID(body); prev != "" {
-//	      if st, ok := store.Get(prev); ok && st.Owner == client {
+//	      if st, ok := store.Get(client, prev); ok {
 //	          history = st.History()
 //	      }
 //	  }
@@ -25,9 +25,9 @@
 //	           breaks after s.Committed(); write each Event as
 //	           "event: <Name>\ndata: <Data>\n\n"; out := s.Response()
 //	  if req.Store { st, _ := NewStored(req, out, client, now); store.Put(st) }
-//	GET /v1/responses/{id}               st.Response (st.Owner == client, else 404)
+//	GET /v1/responses/{id}               st.Response of store.Get(client, id), else 404
 //	GET /v1/responses/{id}/input_items   st.ListInput(after, limit, order)
-//	DELETE /v1/responses/{id}            store.Delete(id), then Deleted(id)
+//	DELETE /v1/responses/{id}            store.Delete(client, id), then Deleted(id)
 //
 // Requests are read as OpenAI reads them and as encoding/json reads JSON
 // into a map: keys match exactly once their escapes are decoded, the last

@@ -31,8 +31,8 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		g.create(w, r, owner)
 	case r.Method == http.MethodGet && sub == "input_items":
-		st, ok := g.store.Get(id)
-		if !ok || st.Owner != owner {
+		st, ok := g.store.Get(owner, id)
+		if !ok {
 			http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 			return
 		}
@@ -45,15 +45,15 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(out)
 	case r.Method == http.MethodGet:
-		st, ok := g.store.Get(id)
-		if !ok || st.Owner != owner {
+		st, ok := g.store.Get(owner, id)
+		if !ok {
 			http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(st.Response)
 	case r.Method == http.MethodDelete:
-		if !g.store.Delete(id) {
+		if !g.store.Delete(owner, id) {
 			http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 			return
 		}
@@ -68,7 +68,7 @@ func (g *gateway) create(w http.ResponseWriter, r *http.Request, owner string) {
 	body, _ := io.ReadAll(r.Body)
 	var history []Item
 	if prev := PreviousResponseID(body); prev != "" {
-		if st, ok := g.store.Get(prev); ok && st.Owner == owner {
+		if st, ok := g.store.Get(owner, prev); ok {
 			history = st.History()
 		}
 	}

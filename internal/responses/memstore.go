@@ -35,14 +35,17 @@ func NewMemoryStore(maxEntries int, maxBytes int64) *MemoryStore {
 	return &MemoryStore{set: lru.New[string, Stored](maxEntries, maxBytes)}
 }
 
-// Get returns the response id and marks it used.
-func (m *MemoryStore) Get(id string) (Stored, bool) {
+// Get returns owner's response id and marks it used.
+func (m *MemoryStore) Get(owner, id string) (Stored, bool) {
 	if !validID(id) {
 		return Stored{}, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.set.Get(id)
+	if st, ok := m.set.Get(id); ok && st.Owner == owner {
+		return st, true
+	}
+	return Stored{}, false
 }
 
 // Put stores s under s.ID for s.Owner, replacing a response of that id,
@@ -61,14 +64,14 @@ func (m *MemoryStore) Put(s Stored) error {
 	return nil
 }
 
-// Delete removes the response id and reports whether there was one.
-func (m *MemoryStore) Delete(id string) bool {
+// Delete removes owner's response id and reports whether there was one.
+func (m *MemoryStore) Delete(owner, id string) bool {
 	if !validID(id) {
 		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.set.Get(id); !ok {
+	if st, ok := m.set.Get(id); !ok || st.Owner != owner {
 		return false
 	}
 	m.set.Delete(id)

@@ -57,16 +57,18 @@ var (
 
 // A Store keeps responses made with store: true, for
 // previous_response_id, GET /v1/responses/{id} (and its input_items) and
-// DELETE /v1/responses/{id}. Get and Delete of an id that is not valid
-// find nothing. A Store does not check owners: the caller compares
-// Stored.Owner with the client's key, and treats another's response as
-// not found (404, and previous_response_not_found), so that a client
-// cannot even learn that an id exists. Implementations are safe for
-// concurrent use.
+// DELETE /v1/responses/{id}. Get and Delete are asked for an owner's
+// response (the client key's name) and find nothing of another owner's,
+// so that a client cannot even learn that an id exists (404, and
+// previous_response_not_found); they find nothing for an id that is not
+// valid either. The owner is part of the question, not only of the
+// answer, so that a store may keep each owner's responses together (the
+// fleet's keeps them in one Redis Cluster slot, where one script bounds
+// them). Implementations are safe for concurrent use.
 type Store interface {
-	Get(id string) (Stored, bool)
+	Get(owner, id string) (Stored, bool)
 	Put(Stored) error
-	Delete(id string) bool
+	Delete(owner, id string) bool
 }
 
 // Stored is a stored response. Its slices are shared: neither the store
@@ -294,3 +296,13 @@ func (it *Item) size() int64 {
 // ValidID reports whether id is one a store takes ("resp_" and lowercase
 // hex), for stores kept elsewhere.
 func ValidID(id string) bool { return validID(id) }
+
+// Encode returns s as a DirStore writes it to its file, for stores kept
+// elsewhere (the fleet's, in Redis): compact JSON whose items are in the
+// API's shape and whose response object is kept as it is, so a response
+// costs little more than its own bytes. It fails for a response that is
+// not a JSON object.
+func (s Stored) Encode() ([]byte, error) { return encodeStored(&s) }
+
+// DecodeStored reads what Encode wrote.
+func DecodeStored(data []byte) (Stored, error) { return decodeStored(data) }

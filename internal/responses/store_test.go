@@ -69,18 +69,24 @@ func TestStoreBasics(t *testing.T) {
 			if err := s.Put(in); err != nil {
 				t.Fatal(err)
 			}
-			got, ok := s.Get(testID)
+			got, ok := s.Get("team-a", testID)
 			if !ok || got.ID != in.ID || got.Owner != "team-a" || string(got.Response) != string(in.Response) ||
 				!got.Created.Equal(in.Created) || len(got.Input) != 1 || got.Output[0].Content[0].Text != "a" {
 				t.Fatalf("Get = %+v, %v", got, ok)
 			}
-			if _, ok := s.Get("resp_ff"); ok {
+			if _, ok := s.Get("team-a", "resp_ff"); ok {
 				t.Error("Get of an unknown id found something")
 			}
-			if !s.Delete(testID) || s.Delete(testID) {
+			if _, ok := s.Get("team-b", testID); ok {
+				t.Error("another owner's Get found it")
+			}
+			if s.Delete("team-b", testID) {
+				t.Error("another owner's Delete removed it")
+			}
+			if !s.Delete("team-a", testID) || s.Delete("team-a", testID) {
 				t.Error("Delete did not report one removal")
 			}
-			if _, ok := s.Get(testID); ok {
+			if _, ok := s.Get("team-a", testID); ok {
 				t.Error("Get after Delete found it")
 			}
 			if err := s.Put(stored("../../etc/passwd", "x", 1)); !errors.Is(err, ErrInvalidID) {
@@ -105,18 +111,18 @@ func TestStoreBoundsPerOwner(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, ok := s.Get(hexID(1000)); !ok {
+			if _, ok := s.Get("b", hexID(1000)); !ok {
 				t.Error("another owner's response was pushed out")
 			}
-			if _, ok := s.Get(hexID(0)); ok {
+			if _, ok := s.Get("a", hexID(0)); ok {
 				t.Error("a's oldest response is still there past its bound")
 			}
-			if _, ok := s.Get(hexID(49)); !ok {
+			if _, ok := s.Get("a", hexID(49)); !ok {
 				t.Error("a's newest response is gone")
 			}
 			kept := 0
 			for i := range 50 {
-				if _, ok := s.Get(hexID(i)); ok {
+				if _, ok := s.Get("a", hexID(i)); ok {
 					kept++
 				}
 			}
@@ -132,10 +138,10 @@ func TestMemoryStoreEntryBound(t *testing.T) {
 	for i := range 5 {
 		s.Put(stored(hexID(i), "a", 1))
 	}
-	s.Get(hexID(2)) // used: the least recently used go first
+	s.Get("a", hexID(2)) // used: the least recently used go first
 	s.Put(stored(hexID(5), "a", 1))
 	for i, want := range []bool{false, false, true, false, true, true} {
-		if _, ok := s.Get(hexID(i)); ok != want {
+		if _, ok := s.Get("a", hexID(i)); ok != want {
 			t.Errorf("response %d kept %v, want %v", i, ok, want)
 		}
 	}
@@ -158,11 +164,11 @@ func TestStoreConcurrent(t *testing.T) {
 								t.Error(err)
 							}
 						case 2:
-							if st, ok := s.Get(id); ok && st.ID != id {
+							if st, ok := s.Get(owner, id); ok && (st.ID != id || st.Owner != owner) {
 								t.Errorf("Get(%s) gave %s", id, st.ID)
 							}
 						case 3:
-							s.Delete(id)
+							s.Delete(owner, id)
 						}
 					}
 				}()
@@ -312,11 +318,11 @@ func TestDirStoreEntryBound(t *testing.T) {
 		}
 	}
 	for i, want := range []bool{false, false, false, true, true, true} {
-		if _, ok := s.Get(hexID(i)); ok != want {
+		if _, ok := s.Get("a", hexID(i)); ok != want {
 			t.Errorf("response %d kept %v, want %v", i, ok, want)
 		}
 	}
-	if _, ok := s.Get(hexID(100)); !ok {
+	if _, ok := s.Get("b", hexID(100)); !ok {
 		t.Error("another owner's response went")
 	}
 }
