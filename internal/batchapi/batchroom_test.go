@@ -88,8 +88,8 @@ func TestBatchHoldsItsOutputSlots(t *testing.T) {
 		t.Fatalf("a second batch: %d %s; want a 400 naming max_files", code, body)
 	}
 	ct, up := multipartBody("batch", []byte(lines(1)), true)
-	if code, body := e.post(t, "/v1/files", ct, up); code != 429 {
-		t.Fatalf("an upload beside the batch's hold: %d %s; want 429", code, body)
+	if code, body := e.post(t, "/v1/files", ct, up); code != 429 || !strings.Contains(body, "holds 3 files, its max_files of 3") {
+		t.Fatalf("an upload beside the batch's hold: %d %s; want a 429 naming max_files", code, body)
 	}
 	close(release)
 	b := wait(t, c, first.ID, "completed")
@@ -150,7 +150,7 @@ func TestBatchStopsAtMaxClientBytes(t *testing.T) {
 	}
 	big := strings.Repeat(lines(1), int(limit-bytes)/len(lines(1))+1)
 	ct, up := multipartBody("batch", []byte(big), true)
-	if code, body := e.post(t, "/v1/files", ct, up); code != 429 || !strings.Contains(body, "20000 bytes") {
+	if code, body := e.post(t, "/v1/files", ct, up); code != 429 || !strings.Contains(body, "max_client_bytes of 20000") {
 		t.Fatalf("an upload past what is left: %d %s; want 429", code, body)
 	}
 }

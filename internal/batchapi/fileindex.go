@@ -89,16 +89,16 @@ type roomHold struct {
 }
 
 // hold takes room for one more file of owner's within maxFiles and
-// maxBytes; false when there is none.
-func (x *fileIndex) hold(owner string, maxFiles int, maxBytes int64) (*roomHold, bool) {
+// maxBytes; when there is none, it returns what owner holds.
+func (x *fileIndex) hold(owner string, maxFiles int, maxBytes int64) (*roomHold, usage) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	u := x.use[owner]
-	if u.files >= maxFiles || u.bytes > maxBytes {
-		return nil, false
+	if u.files >= maxFiles || u.bytes >= maxBytes {
+		return nil, u
 	}
 	x.use[owner] = usage{u.files + 1, u.bytes}
-	return &roomHold{x: x, owner: owner}, true
+	return &roomHold{x: x, owner: owner}, u
 }
 
 // grow makes the hold n bytes, if that fits maxBytes.
