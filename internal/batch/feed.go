@@ -44,11 +44,8 @@ func (r *Runner) feed(ctx context.Context, lr *lineReader, set *keySet, wg *sync
 			r.finish(k, &l, text, &Outcome{Verdict: lerr.Code, Err: lerr.Error()}, 0)
 			continue
 		}
-		est := r.estimate(&l)
-		if ok, _ := r.cap.reserve(r.stopCtx, est); !ok {
-			if r.stopCtx.Err() == nil {
-				r.halt(StoppedMaxCost, "the cost cap was reached")
-			}
+		est, ok := r.admit(&l)
+		if !ok {
 			return
 		}
 		r.p.waiting.Add(1)
@@ -57,9 +54,31 @@ func (r *Runner) feed(ctx context.Context, lr *lineReader, set *keySet, wg *sync
 		case <-r.stopCtx.Done():
 			r.p.waiting.Add(-1)
 			r.cap.settle(est, 0)
+			r.room.settle()
 			return
 		}
 	}
+}
+
+// admit reserves a line's cost estimate under the cap and its room for
+// its result; false (the run stopped, or stops now for want of either)
+// when the batch must take no more lines.
+func (r *Runner) admit(l *Line) (float64, bool) {
+	est := r.estimate(l)
+	if ok, _ := r.cap.reserve(r.stopCtx, est); !ok {
+		if r.stopCtx.Err() == nil {
+			r.halt(StoppedMaxCost, "the cost cap was reached")
+		}
+		return 0, false
+	}
+	if ok, _ := r.room.reserve(r.stopCtx); !ok {
+		r.cap.settle(est, 0)
+		if r.stopCtx.Err() == nil {
+			r.halt(StoppedStorage, "the output files have no room left for the next result")
+		}
+		return 0, false
+	}
+	return est, true
 }
 
 // work runs the lines it is handed until jobs is closed.

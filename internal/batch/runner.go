@@ -53,18 +53,25 @@ type Options struct {
 	Lines int64
 	// FlushEvery is how often finished lines are made durable. 0: 1s.
 	FlushEvery time.Duration
+	// Room, if set, bounds the bytes the output and dead-letter files may
+	// take: each line's result is written only if Room grows to it (else
+	// the run stops, StoppedStorage, and the line is not written), and
+	// lines are sent only while those in flight could each write the
+	// largest result so far into what is left (roomGate). nil: unbounded.
+	Room Room
 	// Clock times waits and flushes. nil: the system clock.
 	Clock clock.Clock
 }
 
 // Stop reasons, in Summary.Stopped.
 const (
-	StoppedMaxCost  = "max_cost" // the cost cap was reached
-	StoppedBudget   = "budget"   // the client's budget in the gateway is spent
-	StoppedAuth     = "auth"     // the gateway refused the client key
-	StoppedCanceled = "canceled" // the context ended
-	StoppedByCaller = "stopped"  // Stop was called
-	StoppedError    = "io_error" // the output could not be written
+	StoppedMaxCost  = "max_cost"      // the cost cap was reached
+	StoppedBudget   = "budget"        // the client's budget in the gateway is spent
+	StoppedAuth     = "auth"          // the gateway refused the client key
+	StoppedCanceled = "canceled"      // the context ended
+	StoppedByCaller = "stopped"       // Stop was called
+	StoppedError    = "io_error"      // the output could not be written
+	StoppedStorage  = "storage_limit" // Options.Room has no room for the next line
 )
 
 // Summary is what a run did.
@@ -97,6 +104,7 @@ type Runner struct {
 	gate    *limit.Bulkhead // the lines being sent
 	aimd    *limit.Adaptive
 	cap     *costCap
+	room    *roomGate
 	sink    *sink
 	p       progress
 
@@ -127,7 +135,7 @@ func New(o Options) (*Runner, error) {
 	if o.FlushEvery == 0 {
 		o.FlushEvery = time.Second
 	}
-	r := &Runner{o: o, clk: clock.Or(o.Clock)}
+	r := &Runner{o: o, clk: clock.Or(o.Clock), room: newRoomGate(o.Room)}
 	r.gate, _ = limit.NewBulkhead(limit.BulkheadSettings{MaxInFlight: o.Concurrency, Clock: o.Clock})
 	var err error
 	r.aimd, err = limit.NewAdaptive(limit.AdaptiveSettings{Max: o.Concurrency, Target: r.gate, Clock: o.Clock})
@@ -175,6 +183,7 @@ func (r *Runner) Run(ctx context.Context, in io.Reader, p Paths) (Summary, error
 		return Summary{}, err
 	}
 	r.batchID = r.sink.j.batchID
+	r.sink.useRoom(r.o.Room)
 	r.cap = newCostCap(r.o.MaxCost, r.sink.cp.cost)
 	r.p.resumed(r.sink.cp)
 	flushed := r.flushLoop()

@@ -37,6 +37,7 @@ type sink struct {
 	j           *journal
 	lock        *fileLock
 	err         error // the first write error; it sticks
+	room        Room  // nil: unbounded
 }
 
 // openSink opens a batch's files: with a journal, it resumes (the keys of
@@ -149,13 +150,29 @@ func syncDir(paths ...string) error {
 	return nil
 }
 
+// useRoom bounds the files by room from now on, which first learns their
+// lengths as resumed (cut back to the journal's last commit).
+func (s *sink) useRoom(room Room) {
+	if room == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.room = room
+	room.Grow(s.cp.out + s.cp.dead)
+}
+
 // write appends a finished line's output (to the dead-letter file when
-// dead) and journals it with the next commit.
+// dead) and journals it with the next commit; errNoRoom (which does not
+// stick) when the room refuses it.
 func (s *sink) write(k lineKey, line []byte, dead bool, cost float64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
+	}
+	if s.room != nil && !s.room.Grow(s.cp.out+s.cp.dead+int64(len(line))) {
+		return errNoRoom
 	}
 	w, n := s.outW, &s.cp.out
 	if dead {

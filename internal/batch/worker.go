@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/fuseboxhq/fusebox/clock"
@@ -18,6 +19,7 @@ const maxHint = 10 * time.Minute
 // runLine runs one admitted line to its end: written to the output or the
 // dead-letter file, or, when the run stops first, left for a later run.
 func (r *Runner) runLine(ctx context.Context, l Line, k lineKey, est float64) {
+	defer r.room.settle()
 	o := r.serve(ctx, &l)
 	r.cap.settle(est, o.Cost)
 	if o.left {
@@ -26,13 +28,19 @@ func (r *Runner) runLine(ctx context.Context, l Line, k lineKey, est float64) {
 	r.finish(k, &l, nil, o, o.Cost)
 }
 
-// finish writes a finished line and counts it.
+// finish writes a finished line and counts it. A line the room refuses
+// is not written: the run stops, and the line is left for a later run.
 func (r *Runner) finish(k lineKey, l *Line, raw []byte, o *Outcome, cost float64) {
 	line := appendOutput(make([]byte, 0, 512+len(o.Body)), requestID(r.batchID, l), l, raw, o)
-	if err := r.sink.write(k, line, !o.ok(), cost); err != nil {
+	switch err := r.sink.write(k, line, !o.ok(), cost); {
+	case errors.Is(err, errNoRoom):
+		r.halt(StoppedStorage, "the output files have no room for a result of "+itoa(len(line))+" bytes")
+		return
+	case err != nil:
 		r.halt(StoppedError, "writing the output: "+err.Error())
 		return
 	}
+	r.room.wrote(len(line))
 	if o.ok() {
 		r.p.ok.Add(1)
 	} else {

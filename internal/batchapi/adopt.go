@@ -37,8 +37,8 @@ func (a *API) adopter() Adopter {
 }
 
 // adoptLoop, every half lease, stops the runs whose lease another
-// replica took and adopts the batches whose owner stopped. It runs until
-// Close.
+// replica took, adopts the batches whose owner stopped and follows the
+// room held by the batches other replicas run. It runs until Close.
 func (a *API) adoptLoop(ad Adopter) {
 	defer a.wg.Done()
 	every := max(ad.Lease()/2, time.Millisecond)
@@ -54,6 +54,7 @@ func (a *API) adoptLoop(ad Adopter) {
 		for _, id := range ad.Orphans(orphansPerRound) {
 			a.adoptBatch(ad, id)
 		}
+		a.followForeign()
 		t.Reset(every)
 	}
 }
@@ -103,6 +104,7 @@ func (a *API) adoptBatch(ad Adopter, id string) bool {
 		ad.Finish(id) // it ended before its owner could say so
 		return false
 	}
+	a.restoreHold(b)
 	rn := &run{owner: b.Owner, input: b.InputFileID}
 	a.mu.Lock()
 	if a.closed || a.runs[id] != nil {

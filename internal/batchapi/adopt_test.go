@@ -1,7 +1,10 @@
 package batchapi_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -128,4 +131,68 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A batch another replica took over still holds its room here (the
+// replicas share the data directory), and when that replica ends it, its
+// hold becomes the output it registered.
+func TestAForeignBatchKeepsItsHold(t *testing.T) {
+	store := &leased{held: map[string]bool{}, taken: map[string]bool{}}
+	e := newEnv(t, batchapi.Options{Concurrency: 2, Store: store})
+	dir, err := batchapi.DirStore(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.mu.Lock()
+	store.dir = dir
+	store.mu.Unlock()
+	c := e.client("sk-alice")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	e.mu.Lock()
+	e.hold = func(r *http.Request) {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k > 3 {
+			<-release
+		}
+	}
+	e.mu.Unlock()
+	in := uploadFile(t, c, lines(40))
+	b := create(t, c, in.ID)
+	waitUntil(t, "three lines served", func() bool { mu.Lock(); defer mu.Unlock(); return n > 3 })
+	store.take(b.ID) // adopted elsewhere
+	waitUntil(t, "the run to learn it lost the batch", func() bool {
+		_, lost := batchapi.RunState(e.api, b.ID)
+		return lost
+	})
+	close(release)
+	waitUntil(t, "the run to stop", func() bool {
+		running, _ := batchapi.RunState(e.api, b.ID)
+		return !running
+	})
+	if got := batchapi.OwnerFiles(e.api, "alice"); got != 3 {
+		t.Fatalf("with its batch run elsewhere alice's limits count %d files; want her input and the batch's two", got)
+	}
+	// The other replica ends the batch and registers its output.
+	out := filepath.Join("batches", b.ID, "output.jsonl")
+	fi, err := os.Stat(filepath.Join(e.dir, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := batchapi.OutputID(b.ID, "output")
+	obj, _ := json.Marshal(batchapi.File{ID: id, Object: "file", Bytes: fi.Size(), Purpose: "batch_output", Status: "processed", Owner: "alice", Path: out})
+	if err := os.WriteFile(filepath.Join(e.dir, "files", id+".json"), obj, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done, _, _ := dir.Get(b.ID)
+	done.Status, done.OutputFileID = batchapi.StatusCompleted, &id
+	if err := dir.Put(done); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the hold to become the output", func() bool { return batchapi.OwnerFiles(e.api, "alice") == 2 })
+	e.checkExact(t)
 }

@@ -23,11 +23,13 @@ type Options struct {
 	Dir string
 	// MaxFileBytes is the largest upload. 0: 200 MiB (OpenAI's limit).
 	MaxFileBytes int64
-	// MaxFiles is how many files an owner may keep (uploads and batch
-	// outputs). 0: 500.
+	// MaxFiles is how many files an owner may keep: uploads, and two
+	// for each batch's outputs from its creation until it ends (then
+	// those it produced). 0: 500.
 	MaxFiles int
-	// MaxOwnerBytes is how many bytes of files an owner may keep.
-	// 0: 10 GiB.
+	// MaxOwnerBytes is how many bytes of files an owner may keep:
+	// uploads, and batch outputs as they are written (a batch that
+	// reaches it stops with storage_limit). 0: 10 GiB.
 	MaxOwnerBytes int64
 	// MaxInProgress is how many batches an owner may have running at once.
 	// 0: 10.

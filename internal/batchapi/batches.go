@@ -15,7 +15,8 @@ import (
 // maxCreateBody bounds a POST /v1/batches body.
 const maxCreateBody = 64 << 10
 
-// handleCreate starts a batch of an uploaded file.
+// handleCreate starts a batch of an uploaded file, once it holds room
+// for its outputs in its owner's limits (batchroom.go).
 func (a *API) handleCreate(w http.ResponseWriter, r *http.Request) {
 	owner, ok := a.o.Identify(w, r)
 	if !ok {
@@ -32,12 +33,28 @@ func (a *API) handleCreate(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "invalid_request", param, msg)
 		return
 	}
+	if u, ok := a.files.holdBatch(b.ID, owner, a.o.MaxFiles, a.o.MaxOwnerBytes); !ok {
+		badRequest(w, "file_limit_exceeded", "", a.noRoom(u))
+		return
+	}
 	if !a.admit(b) {
+		a.files.settleBatch(b.ID, nil)
 		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "batch_limit_exceeded", "",
 			"This key has "+strconv.Itoa(a.o.MaxInProgress)+" batches in progress, as many as it may; wait for one to end or cancel one.")
 		return
 	}
 	writeJSON(w, b.public())
+}
+
+// noRoom says why an owner holding u has no room for a batch's outputs.
+func (a *API) noRoom(u usage) string {
+	if u.bytes >= a.o.MaxOwnerBytes {
+		return "This key holds " + strconv.FormatInt(u.bytes, 10) + " bytes of files, its max_client_bytes of " +
+			strconv.FormatInt(a.o.MaxOwnerBytes, 10) + " (uploads, batch outputs and what running batches have written): a batch would have no room for its output. Delete some files first."
+	}
+	return "A batch holds 2 of this key's max_files (" + strconv.Itoa(a.o.MaxFiles) + ") for its output and error files until it ends; this key holds " +
+		strconv.Itoa(u.files) + " (uploads, batch outputs and the batches running), leaving " + strconv.Itoa(max(a.o.MaxFiles-u.files, 0)) +
+		" free. Delete some files first."
 }
 
 // newBatch checks a create body and returns the new batch, or the param

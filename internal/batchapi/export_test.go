@@ -24,3 +24,15 @@ func OwnerFiles(a *API, owner string) int {
 	defer a.files.mu.Unlock()
 	return a.files.use[owner].files
 }
+
+// OwnerBytes is how many bytes owner's limits count, uploads still
+// arriving and running batches' outputs included.
+func OwnerBytes(a *API, owner string) int64 {
+	a.files.mu.Lock()
+	defer a.files.mu.Unlock()
+	return a.files.use[owner].bytes
+}
+
+// OutputID is the id batch id's output (kind "output") or error file
+// ("error") is registered under.
+func OutputID(id, kind string) string { return outputID(id, kind) }

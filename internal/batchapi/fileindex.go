@@ -11,14 +11,17 @@ import (
 
 // fileIndex knows every file in Dir/files: the objects (kept as
 // files/<id>.json beside their bytes, files/<id>) and what each owner
-// holds. It is safe for concurrent use.
+// holds: its files, and the room held by its uploads in progress
+// (roomHold) and by its batches until their outputs are registered
+// (batchHold, batchroom.go). It is safe for concurrent use.
 type fileIndex struct {
 	dir string // the data directory
 
-	// mu guards byID and use.
-	mu   sync.Mutex
-	byID map[string]File
-	use  map[string]usage // by owner
+	// mu guards byID, use and batches.
+	mu      sync.Mutex
+	byID    map[string]File
+	use     map[string]usage // by owner: files, holds included
+	batches map[string]*batchHold
 }
 
 type usage struct {
@@ -30,7 +33,7 @@ func openFileIndex(dir string) (*fileIndex, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o700); err != nil {
 		return nil, err
 	}
-	x := &fileIndex{dir: dir, byID: map[string]File{}, use: map[string]usage{}}
+	x := &fileIndex{dir: dir, byID: map[string]File{}, use: map[string]usage{}, batches: map[string]*batchHold{}}
 	names, err := filepath.Glob(filepath.Join(dir, "files", "file-*.json"))
 	if err != nil {
 		return nil, err
@@ -54,7 +57,13 @@ func openFileIndex(dir string) (*fileIndex, error) {
 	return x, nil
 }
 
+// addLocked indexes f, in place of an object of its id (a batch output
+// registered again after a crash).
 func (x *fileIndex) addLocked(f File) {
+	if old, ok := x.byID[f.ID]; ok {
+		u := x.use[old.Owner]
+		x.use[old.Owner] = usage{u.files - 1, u.bytes - old.Bytes}
+	}
 	x.byID[f.ID] = f
 	u := x.use[f.Owner]
 	x.use[f.Owner] = usage{u.files + 1, u.bytes + f.Bytes}
@@ -80,16 +89,16 @@ type roomHold struct {
 }
 
 // hold takes room for one more file of owner's within maxFiles and
-// maxBytes; false when there is none.
-func (x *fileIndex) hold(owner string, maxFiles int, maxBytes int64) (*roomHold, bool) {
+// maxBytes; when there is none, it returns what owner holds.
+func (x *fileIndex) hold(owner string, maxFiles int, maxBytes int64) (*roomHold, usage) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	u := x.use[owner]
-	if u.files >= maxFiles || u.bytes > maxBytes {
-		return nil, false
+	if u.files >= maxFiles || u.bytes >= maxBytes {
+		return nil, u
 	}
 	x.use[owner] = usage{u.files + 1, u.bytes}
-	return &roomHold{x: x, owner: owner}, true
+	return &roomHold{x: x, owner: owner}, u
 }
 
 // grow makes the hold n bytes, if that fits maxBytes.
@@ -130,18 +139,6 @@ func (x *fileIndex) addHeld(f File, h *roomHold) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	h.releaseLocked()
-	x.addLocked(f)
-	return nil
-}
-
-// add saves f's object (its bytes already at f.Path) and indexes it.
-func (x *fileIndex) add(f File) error {
-	data, _ := json.Marshal(f)
-	if err := writeAtomic(filepath.Join(x.dir, "files", f.ID+".json"), data); err != nil {
-		return err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.addLocked(f)
 	return nil
 }

@@ -21,10 +21,9 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hold, ok := a.files.hold(owner, a.o.MaxFiles, a.o.MaxOwnerBytes)
-	if !ok {
-		writeError(w, http.StatusTooManyRequests, "invalid_request_error", "file_limit_exceeded", "",
-			"This key holds as many files (or bytes) as it may; delete some first.")
+	hold, u := a.files.hold(owner, a.o.MaxFiles, a.o.MaxOwnerBytes)
+	if hold == nil {
+		writeError(w, http.StatusTooManyRequests, "invalid_request_error", "file_limit_exceeded", "", a.full(u))
 		return
 	}
 	defer hold.release() // once registered, a no-op
@@ -49,7 +48,8 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	if !hold.grow(up.bytes, a.o.MaxOwnerBytes) {
 		writeError(w, http.StatusTooManyRequests, "invalid_request_error", "file_limit_exceeded", "",
-			"This file would take this key past its limit of "+strconv.FormatInt(a.o.MaxOwnerBytes, 10)+" bytes of files.")
+			"This file would take this key past its max_client_bytes of "+strconv.FormatInt(a.o.MaxOwnerBytes, 10)+
+				" bytes of files (uploads, batch outputs and what running batches have written).")
 		return
 	}
 	now := a.clk.Now()
@@ -65,6 +65,16 @@ func (a *API) handleUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, f.public())
+}
+
+// full says why an owner holding u has no room for an upload.
+func (a *API) full(u usage) string {
+	if u.files >= a.o.MaxFiles {
+		return "This key holds " + strconv.Itoa(u.files) + " files, its max_files of " + strconv.Itoa(a.o.MaxFiles) +
+			" (uploads, batch outputs, and two for each batch running); delete some first."
+	}
+	return "This key holds " + strconv.FormatInt(u.bytes, 10) + " bytes of files, its max_client_bytes of " +
+		strconv.FormatInt(a.o.MaxOwnerBytes, 10) + " (uploads, batch outputs and what running batches have written); delete some first."
 }
 
 // upload is what readUpload found, or what was wrong.

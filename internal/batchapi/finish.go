@@ -6,14 +6,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/fuseboxhq/fusebox/internal/batch"
 )
 
 // finish ends a batch whose lines have stopped: its output and error
 // files become file objects of its owner, and its status the end its
-// course calls for: cancelled, expired, failed (the owner's budget or key
-// was refused) or, through finalizing, completed.
+// course calls for: cancelled, expired, failed (the owner's budget, key
+// or max_client_bytes stopped it, or the run failed) or, through
+// finalizing, completed.
 func (a *API) finish(id string, rn *run, s batch.Summary) (Batch, error) {
 	a.mu.Lock()
 	expired := rn.expired
@@ -43,35 +45,49 @@ func (a *API) finish(id string, rn *run, s batch.Summary) (Batch, error) {
 			b.Status, b.ExpiredAt = StatusExpired, now
 		case s.Stopped != "" && b.Status == StatusInProgress:
 			b.Status, b.FailedAt = StatusFailed, now
-			b.Errors = &BatchErrors{Object: "list", Data: []BatchError{{Code: s.Stopped, Message: s.Reason}}}
+			b.Errors = &BatchErrors{Object: "list", Data: []BatchError{{Code: s.Stopped, Message: a.stopMessage(s)}}}
 		case b.Status == StatusFinalizing:
 			b.Status, b.CompletedAt = StatusCompleted, now
 		}
 	})
 }
 
+// stopMessage says why a batch's lines stopped.
+func (a *API) stopMessage(s batch.Summary) string {
+	if s.Stopped != batch.StoppedStorage {
+		return s.Reason
+	}
+	return "The batch's output and error files reached this key's max_client_bytes (" + strconv.FormatInt(a.o.MaxOwnerBytes, 10) +
+		" bytes of files, uploads and batch outputs together): the lines in them are kept; delete files and run the others in a new batch."
+}
+
 // outputs registers the batch's output and error files (those with
-// lines) as its owner's files, once each, and returns their ids.
+// lines) as its owner's files, in place of the room the batch held for
+// them, and returns their ids. Their ids are the batch's (outputID), so
+// registering them again after a crash replaces them.
 func (a *API) outputs(b Batch) (out, errs *string, err error) {
-	p := a.paths(b.ID)
 	if b.OutputFileID != nil || b.ErrorFileID != nil { // registered by an earlier finish
 		return b.OutputFileID, b.ErrorFileID, nil
 	}
-	for _, f := range []struct {
-		path, name string
-		id         **string
-	}{{p.Out, b.ID + "_output.jsonl", &out}, {p.Dead, b.ID + "_error.jsonl", &errs}} {
-		fi, err := os.Stat(f.path)
+	var files []File
+	for _, o := range a.outputPaths(b) {
+		fi, err := os.Stat(o.path)
 		if err != nil || fi.Size() == 0 {
 			continue
 		}
-		rel, _ := filepath.Rel(a.o.Dir, f.path)
-		file := File{ID: newID("file-"), Object: "file", Bytes: fi.Size(), CreatedAt: a.clk.Now().Unix(), Created: a.clk.Now().UnixNano(),
-			Filename: f.name, Purpose: "batch_output", Status: "processed", Owner: b.Owner, Path: rel}
-		if err := a.files.add(file); err != nil {
-			return nil, nil, err
+		rel, _ := filepath.Rel(a.o.Dir, o.path)
+		now := a.clk.Now()
+		f := File{ID: outputID(b.ID, o.kind), Object: "file", Bytes: fi.Size(), CreatedAt: now.Unix(), Created: now.UnixNano(),
+			Filename: o.name, Purpose: "batch_output", Status: "processed", Owner: b.Owner, Path: rel}
+		files = append(files, f)
+		if o.kind == "output" {
+			out = &f.ID
+		} else {
+			errs = &f.ID
 		}
-		*f.id = &file.ID
+	}
+	if err := a.files.register(b.ID, files); err != nil {
+		return nil, nil, err
 	}
 	return out, errs, nil
 }

@@ -13,8 +13,9 @@ import (
 
 // Per owner: files, bytes and batches in progress are bounded, and many
 // creates at once never get past the bound; another owner is not affected.
+// Each running batch holds two files (its outputs) of the 7.
 func TestPerOwnerLimits(t *testing.T) {
-	e := newEnv(t, batchapi.Options{MaxFiles: 3, MaxOwnerBytes: 1 << 20, MaxInProgress: 2})
+	e := newEnv(t, batchapi.Options{MaxFiles: 7, MaxOwnerBytes: 1 << 20, MaxInProgress: 2})
 	alice, bob := e.client("sk-alice"), e.client("sk-bob")
 	ctx := context.Background()
 	release := make(chan struct{})
@@ -55,7 +56,7 @@ func TestPerOwnerLimits(t *testing.T) {
 	}
 	// Bob's batches are his own count.
 	create(t, bob, uploadFile(t, bob, lines(1)).ID)
-	// Files: alice has one; two more fit, then none.
+	// Files: alice has one and two batches holding two each; two more fit, then none.
 	uploadFile(t, alice, lines(1))
 	uploadFile(t, alice, lines(1))
 	_, err := alice.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(lines(1)), "x.jsonl", "application/jsonl"),

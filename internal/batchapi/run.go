@@ -63,7 +63,8 @@ func (a *API) admit(b Batch) bool {
 
 // resume starts every batch the store has in progress; with an Adopter,
 // those whose lease it can take (the others run elsewhere, or wait for
-// their lease to end: adoptLoop takes them then).
+// their lease to end: adoptLoop takes them then). Each holds its room in
+// its owner's limits, wherever it runs.
 func (a *API) resume() error {
 	all, err := a.store.List("")
 	if err != nil {
@@ -74,6 +75,7 @@ func (a *API) resume() error {
 		if !active(b.Status) {
 			continue
 		}
+		a.restoreHold(b)
 		if ad != nil {
 			a.adoptBatch(ad, b.ID)
 			continue
@@ -137,7 +139,7 @@ func (a *API) execute(b Batch, rn *run) {
 	defer a.forget(b.ID)
 	var err error
 	if b.Status == StatusValidating {
-		if b, err = a.validate(b); err != nil || b.Status != StatusInProgress {
+		if b, err = a.validate(b); err != nil || b.Status != StatusInProgress && b.Status != StatusCancelling {
 			a.logEnd(b, err)
 			return
 		}
@@ -148,10 +150,8 @@ func (a *API) execute(b Batch, rn *run) {
 		if a.ctx.Err() != nil || a.isLost(rn) {
 			return // resumed by the next New, or run by the adopter
 		}
-		if err != nil {
-			b, err = a.fail(b.ID, "internal_error", err.Error())
-			a.logEnd(b, err)
-			return
+		if err != nil { // it fails, with what it wrote
+			s = batch.Summary{Stopped: "internal_error", Reason: err.Error()}
 		}
 	}
 	b, err = a.finish(b.ID, rn, s)
@@ -165,8 +165,14 @@ func (a *API) isLost(rn *run) bool {
 	return rn.lost
 }
 
+// logEnd says how a run ended. A batch that ended gives back the room
+// it held beyond the files it produced (none, unless finish registered
+// them).
 func (a *API) logEnd(b Batch, err error) {
 	a.finished(b)
+	if b.ID != "" && !active(b.Status) {
+		a.files.settleBatch(b.ID, nil)
+	}
 	if err != nil {
 		a.log.Error("batch", "batch", b.ID, "error", err.Error())
 		return
@@ -199,7 +205,8 @@ func (a *API) validate(b Batch) (Batch, error) {
 	})
 }
 
-// runLines runs the batch's lines on the engine, as its owner.
+// runLines runs the batch's lines on the engine, as its owner, within
+// the room its outputs hold.
 func (a *API) runLines(b Batch, rn *run) (batch.Summary, error) {
 	f, ok := a.inputFile(b)
 	if !ok {
@@ -211,8 +218,10 @@ func (a *API) runLines(b Batch, rn *run) (batch.Summary, error) {
 	}
 	defer in.Close()
 	h, prepare := a.o.Serve(b.Owner)
+	a.restoreHold(b) // held since its creation, unless it was another replica's
 	r, err := batch.New(batch.Options{Handler: h, Prepare: prepare, BatchID: b.ID, Endpoint: b.Endpoint,
-		Concurrency: a.o.Concurrency, LineDeadline: a.o.LineDeadline, Clock: a.o.Clock})
+		Concurrency: a.o.Concurrency, LineDeadline: a.o.LineDeadline, Clock: a.o.Clock,
+		Room: batchRoom{x: a.files, id: b.ID, max: a.o.MaxOwnerBytes}})
 	if err != nil {
 		return batch.Summary{}, err
 	}

@@ -661,11 +661,19 @@ type Batch struct {
 	Dir string `yaml:"dir"`
 	// MaxFileBytes is the largest upload. 0: 200 MiB, OpenAI's limit.
 	MaxFileBytes int `yaml:"max_file_bytes"`
-	// MaxFiles is how many files one client key may keep, uploads and
-	// outputs together. 0: 500.
+	// MaxFiles is how many files one client key may keep: its uploads,
+	// each counted from before its first byte, and its batches' output
+	// and error files, two held by each batch from its creation until it
+	// ends, when it keeps those it produced (0 to 2). An upload with no
+	// file free is refused (429), a batch without two free (400
+	// file_limit_exceeded). 0: 500.
 	MaxFiles int `yaml:"max_files"`
-	// MaxClientBytes is how many bytes of files one client key may keep.
-	// 0: 10 GiB.
+	// MaxClientBytes is how many bytes of files one client key may keep:
+	// its uploads, as their bytes arrive, and its batches' output and
+	// error files, as their lines are written. An upload that would pass
+	// it is refused (429), and so is a batch created with no byte free
+	// (400); a running batch that reaches it stops, failed with
+	// storage_limit, keeping the lines it wrote. 0: 10 GiB.
 	MaxClientBytes int `yaml:"max_client_bytes"`
 	// MaxInProgress is how many batches one client key may have running
 	// at once. 0: 10.
