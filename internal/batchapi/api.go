@@ -99,7 +99,7 @@ func New(o Options) (*API, error) {
 		a.log = slog.Default()
 	}
 	var err error
-	if a.files, err = openFileIndex(o.Dir); err != nil {
+	if a.files, err = openFileIndex(o.Dir, a.clk.Now()); err != nil {
 		return nil, err
 	}
 	if a.store == nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // fileIndex knows every file in Dir/files: the objects (kept as
@@ -29,7 +30,8 @@ type usage struct {
 	bytes int64
 }
 
-func openFileIndex(dir string) (*fileIndex, error) {
+// openFileIndex indexes the files in dir/files, as of now.
+func openFileIndex(dir string, now time.Time) (*fileIndex, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o700); err != nil {
 		return nil, err
 	}
@@ -49,12 +51,24 @@ func openFileIndex(dir string) (*fileIndex, error) {
 		}
 		x.addLocked(f)
 	}
-	// Uploads cut short leave temporary files; they are nobody's.
-	tmps, _ := filepath.Glob(filepath.Join(dir, "files", "*.tmp"))
-	for _, t := range tmps {
-		os.Remove(t)
-	}
+	removeStaleUploads(filepath.Join(dir, "files"), now)
 	return x, nil
+}
+
+// staleUpload is how long an upload's temporary file may go unwritten
+// before it is taken for one cut short by a crash.
+const staleUpload = time.Hour
+
+// removeStaleUploads removes the temporary files of uploads a crash cut
+// short: nobody's. Only those unwritten for staleUpload, since a jobs_dir
+// shared by replicas holds another replica's uploads in progress.
+func removeStaleUploads(dir string, now time.Time) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	for _, t := range tmps {
+		if fi, err := os.Stat(t); err == nil && now.Sub(fi.ModTime()) > staleUpload {
+			os.Remove(t)
+		}
+	}
 }
 
 // addLocked indexes f, in place of an object of its id (a batch output

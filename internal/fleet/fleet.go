@@ -79,7 +79,10 @@ type Fleet struct {
 
 	up    atomic.Bool
 	reach reach // the run of failed calls that decides up
-	rtt   *rtts // recent round trips, and the request path's timeout
+	// unloaded says Redis may lack requestScripts: at the start, and
+	// each time Redis is back (it may have restarted).
+	unloaded atomic.Bool
+	rtt      *rtts // recent round trips, and the request path's timeout
 
 	mu       sync.Mutex // guards breakers, ledgers and works
 	breakers map[string]*shared
@@ -138,6 +141,7 @@ func New(o Options) *Fleet {
 		sessions: sessions{pending: map[string]string{}},
 		publish:  make(chan *shared, 256), stop: make(chan struct{})}
 	f.up.Store(true)
+	f.unloaded.Store(true)
 	f.rtt = newRTTs(o.Timeout)
 	if o.Client != nil {
 		o.Client.AddHook(rttHook{f})
@@ -186,6 +190,18 @@ func (f *Fleet) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), f.rtt.current())
 }
 
+// patientCtx returns a context for a call on the request path whose local
+// fallback the client would see as an error, not as a cost: a stored
+// response not found on the replica asked for it. While Redis answers, it
+// may take the ceiling of the adapted timeout, so one slow round trip on a
+// healthy Redis loses nothing; once Redis is lost, the usual timeout.
+func (f *Fleet) patientCtx() (context.Context, context.CancelFunc) {
+	if !f.up.Load() {
+		return f.ctx()
+	}
+	return context.WithTimeout(context.Background(), f.rtt.ceiling)
+}
+
 // Timeout returns the current bound of a Redis call on the request path:
 // Options.Timeout, or more when recent round trips call for it.
 func (f *Fleet) Timeout() time.Duration { return f.rtt.current() }
@@ -200,6 +216,7 @@ func (f *Fleet) result(op string, err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
 		f.reach.ok()
 		if !f.up.Load() && f.up.CompareAndSwap(false, true) {
+			f.unloaded.Store(true)
 			f.o.Log.Info("fleet state: Redis is back; shared state resumes", "op", op)
 			if f.o.OnHealth != nil {
 				f.o.OnHealth(true)
@@ -230,6 +247,7 @@ func (f *Fleet) fallback(op string) {
 // every Sync and at once for a transition.
 func (f *Fleet) loop() {
 	defer f.wg.Done()
+	f.load()
 	t := f.clk.NewTimer(f.o.Sync)
 	defer t.Stop()
 	for {
@@ -239,6 +257,7 @@ func (f *Fleet) loop() {
 		case s := <-f.publish:
 			f.announce(s)
 		case <-t.C():
+			f.load()
 			f.sync()
 			t.Reset(f.o.Sync)
 		}

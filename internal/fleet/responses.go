@@ -67,7 +67,7 @@ func (s *responseStore) Get(owner, id string) (responses.Stored, bool) {
 	if !responses.ValidID(id) {
 		return responses.Stored{}, false
 	}
-	ctx, cancel := s.f.ctx()
+	ctx, cancel := s.f.patientCtx()
 	defer cancel()
 	v, err := s.f.rdb.Get(ctx, s.ownerTag(owner)+id).Bytes()
 	if !s.f.result("response_get", err) {
@@ -105,7 +105,7 @@ func (s *responseStore) Put(st responses.Stored) error {
 		return err
 	}
 	tag, keys := s.ownerKeys(st.Owner, st.ID)
-	ctx, cancel := s.f.ctx()
+	ctx, cancel := s.f.patientCtx()
 	defer cancel()
 	err = putScript.Run(ctx, s.f.rdb, keys, st.ID, v, s.f.clk.Now().UnixMilli(), s.o.TTL.Milliseconds(),
 		s.o.MaxEntries, s.o.MaxBytes, tag).Err()
