@@ -1,4 +1,7 @@
-package gateway
+// Package fleetrun holds the fleet's real-time runs of several gateways
+// on one Redis: a package of its own so that its minute of mostly idle
+// waiting runs beside the gateway package's tests, not after them.
+package fleetrun_test
 
 import (
 	"bytes"
@@ -7,14 +10,27 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/fuseboxhq/fusebox/internal/config"
+	"github.com/fuseboxhq/fusebox/internal/gateway"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
 
 // The fleet's check on a healthy Redis, in real time: 30 requests a
 // second for 60 s spread over three replicas (chat with an
@@ -27,15 +43,25 @@ func TestReplicasStayUpOnAHealthyRedis(t *testing.T) {
 	if os.Getenv("FUSEBOX_REQUIRE_SCENARIOS") != "1" {
 		t.Skip("a real-time scenario run (60 s): FUSEBOX_REQUIRE_SCENARIOS=1 runs it, as .ci/run does")
 	}
-	up := newUpstream(t, chatOK("up"))
-	cfg := "state: " + redistest.Start(t).URL() + "\n" + twoTargets
-	var logs bytes.Buffer
-	sw := &syncWriter{w: &logs}
-	log := slog.New(slog.NewTextHandler(sw, nil))
+	up := httptest.NewServer(http.HandlerFunc(chatOK))
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("fusebox.yaml", []byte(fmt.Sprintf(twoTargets, redistest.Start(t).URL(), up.URL, up.URL)),
+		func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	var urls []string
 	for range 3 {
-		_, g := gatewayWithLog(t, log, cfg, up, up)
-		urls = append(urls, g.URL)
+		s, err := gateway.New(gateway.Options{Config: cfg, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		t.Cleanup(s.Close) // after the listener: cleanups run last first
+		t.Cleanup(hs.Close)
+		urls = append(urls, hs.URL)
 	}
 	stop := make(chan struct{})
 	var polls sync.WaitGroup
@@ -86,10 +112,7 @@ func TestReplicasStayUpOnAHealthyRedis(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	polls.Wait()
-	sw.mu.Lock()
-	n := strings.Count(logs.String(), "unreachable")
-	sw.mu.Unlock()
-	if n > 0 {
+	if n := strings.Count(logs.String(), "unreachable"); n > 0 {
 		t.Errorf(`the replicas logged "unreachable" %d times on a healthy Redis`, n)
 	}
 }
@@ -116,4 +139,49 @@ func pollReady(t *testing.T, u string, stop chan struct{}) {
 			t.Errorf("%s/readyz: %d %s", u, resp.StatusCode, b)
 		}
 	}
+}
+
+// twoTargets is a fleet's configuration: Redis, then two OpenAI-compatible
+// providers.
+const twoTargets = `
+state: %s
+providers:
+  primary: {type: openai, base_url: "%s/v1", keys: [pk1, pk2]}
+  secondary: {type: openai, base_url: "%s/v1", keys: [sk1]}
+defaults:
+  timeouts: {ttfb: 2s, idle: 5s, total: 60s}
+models:
+  - name: smart
+    targets:
+      - {provider: primary, model: gpt-4.1, price: {input: 2, output: 8}}
+      - {provider: secondary, model: deepseek-chat, price: {input: 0.27, output: 1.1}}
+    breaker: {consecutive: 3, open: 10s}
+    retry: {attempts: 1}
+`
+
+// chatOK answers every request with one chat completion.
+func chatOK(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",`+
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],`+
+		`"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}`)
+}
+
+// syncBuffer is a bytes.Buffer safe for the replicas' concurrent logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
