@@ -46,13 +46,60 @@ func (c *Classifier) ClassifyEvent(event string, data []byte) Verdict {
 	if len(data) == 0 || data[0] != '{' && data[0] != '[' {
 		return successVerdict(0)
 	}
-	// Most chunks carry neither an error nor a finish reason. A key can
-	// hide those words only behind a \u escape ("finish_r\u0065ason").
-	if !bytes.Contains(data, []byte("rror")) && !bytes.Contains(data, []byte("eason")) &&
+	// Most chunks carry neither an error nor a finish reason, or only a
+	// null one ("finish_reason":null in every OpenAI chunk but the last).
+	// A key can hide those words only behind a \u escape
+	// ("finish_r\u0065ason").
+	if !bytes.Contains(data, []byte("rror")) && onlyNullReasons(data) &&
 		!bytes.Contains(data, []byte(`\u`)) {
 		return successVerdict(0)
 	}
 	return c.classifyBody(0, data)
+}
+
+// onlyNullReasons reports whether every "eason" in data ends a member
+// name whose value is null: `eason"`, then a colon and null, with JSON's
+// whitespace between. Unescaped, a quote after the word in valid JSON
+// closes a key (a string value cannot be followed by a colon), so such a
+// chunk has no finish, stop or block reason that says anything. Any other
+// "eason" (the word in an answer's text, a reason that is a string) is
+// left to the full reading.
+func onlyNullReasons(data []byte) bool {
+	for {
+		i := bytes.Index(data, reasonWord)
+		if i < 0 {
+			return true
+		}
+		data = data[i+len(reasonWord):]
+		if len(data) == 0 || data[0] != '"' {
+			return false
+		}
+		data = skipSpace(data[1:])
+		if len(data) == 0 || data[0] != ':' {
+			return false
+		}
+		data = skipSpace(data[1:])
+		if !bytes.HasPrefix(data, nullWord) {
+			return false
+		}
+		data = data[len(nullWord):]
+		if len(data) > 0 && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(data[0])) {
+			return false // nullx: not JSON's null
+		}
+	}
+}
+
+var (
+	reasonWord = []byte("eason")
+	nullWord   = []byte("null")
+)
+
+// skipSpace drops JSON's whitespace from the front of b.
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
 }
 
 // ClassifyFinish classifies a completed, non-stream 200 body with a zero

@@ -1,6 +1,7 @@
 package aierr
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,62 @@ func TestJSONWalkerLimits(t *testing.T) {
 	esc := `{"error":{"message":"say \"code\": \"queue_full\"","code":"rate_limit_exceeded"}}`
 	if v := Classify(429, nil, []byte(esc)); v.Kind != Throttle || v.Message != `say "code": "queue_full"` {
 		t.Errorf("escaped body: %v %q", v, v.Message)
+	}
+}
+
+// The shortcut for chunks whose only reasons are null never passes over a
+// chunk the full reading would not call a Success: whatever the data,
+// when onlyNullReasons lets it through (and neither "rror" nor an escape
+// is in it), classifyBody says Success too.
+func FuzzOnlyNullReasonsIsSuccess(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{},"finish_reason" : null }]}`,
+		`{"choices":[{"delta":{},"finish_reason":"content_filter"}]}`,
+		`{"choices":[{"delta":{"content":"a reason"},"finish_reason":null}]}`,
+		`{"candidates":[{"finishReason":null}],"promptFeedback":{"blockReason":"SAFETY"}}`,
+		`{"candidates":[{"finishReason":"SAFETY"}]}`,
+		`{"type":"message_delta","delta":{"stop_reason":"refusal"}}`,
+		`{"stopReason":"guardrail_intervened"}`,
+		`{"finish_reason":nullx,"finish_reason":"content_filter"}`,
+		`{"finish_reason":null,"finish_reason":"content_filter"}`,
+		`[{"finish_reason":null}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || data[0] != '{' && data[0] != '[' || len(data) > MaxBody {
+			return
+		}
+		if bytes.Contains(data, []byte("rror")) || bytes.Contains(data, []byte(`\u`)) || !onlyNullReasons(data) {
+			return
+		}
+		var c Classifier
+		if v := c.classifyBody(0, data); v.Kind != Success {
+			t.Fatalf("%q: the shortcut says Success, the full reading %v", data, v.Kind)
+		}
+	})
+}
+
+func TestOnlyNullReasons(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"choices":[{"delta":{"content":"x"}}]}`, true},
+		{`{"choices":[{"delta":{"content":"x"},"finish_reason":null}]}`, true},
+		{`{"finish_reason" :` + "\n\t" + ` null}`, true},
+		{`{"finish_reason":"stop"}`, false},
+		{`{"finish_reason":"content_filter"}`, false},
+		{`{"content":"the reason is"}`, false},
+		{`{"content":"\"finish_reason\":null"}`, false},
+		{`{"finish_reason":nullx}`, false},
+		{`{"finish_reason":null,"stop_reason":"refusal"}`, false},
+		{`{"finish_reason":null`, true},
+	} {
+		if got := onlyNullReasons([]byte(tc.in)); got != tc.want {
+			t.Errorf("onlyNullReasons(%s) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
