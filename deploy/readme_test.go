@@ -343,16 +343,24 @@ func (q *quickstart) demo(where string, cmd *exec.Cmd) {
 		summary = summary || strings.Contains(line, "requests")
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	go io.Copy(io.Discard, pr)
+	rest := make(chan []string, 1) // what it prints until it exits
+	go func() {
+		var more []string
+		for sc.Scan() {
+			more = append(more, sc.Text())
+		}
+		io.Copy(io.Discard, pr)
+		rest <- more
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Errorf("%s: stopped with %v", where, err)
+			t.Errorf("%s: stopped with %v:\n%s", where, err, strings.Join(append(seen, <-rest...), "\n"))
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		<-done
-		t.Errorf("%s: did not stop on Ctrl-C", where)
+		t.Errorf("%s: did not stop on Ctrl-C:\n%s", where, strings.Join(append(seen, <-rest...), "\n"))
 	}
 	if !dashboard || !summary {
 		t.Errorf("%s: printed no dashboard URL or summary:\n%s", where, strings.Join(seen, "\n"))

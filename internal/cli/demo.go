@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -165,7 +166,7 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	provs, base, token := st.provs, st.base, st.token
 	gctx, stopGateway := context.WithCancel(context.Background())
 	gdone := make(chan error, 1)
-	go func() { gdone <- st.gw.ListenAndServe(gctx, st.ln, 5*time.Second) }()
+	go func() { gdone <- st.gw.ListenAndServe(gctx, st.ln, demoDrain) }()
 
 	fmt.Fprintf(out, "Fusebox demo: a gateway in front of simulated providers and clouds, no keys, no network.\n")
 	fmt.Fprintf(out, "  model \"smart\"  = primary/%s ($15/$75 per Mtok) -> secondary/%s ($2/$8) -> cheap/%s ($0.27/$1.10)\n",
@@ -201,9 +202,19 @@ loop:
 	wg.Wait()
 	stopGateway()
 	gerr := <-gdone
+	if errors.Is(gerr, context.DeadlineExceeded) {
+		// Stopping the demo cuts what the drain did not finish: no error
+		// of the user's to report.
+		fmt.Fprintf(out, "%s  stopped: what was still in flight after %v was cut\n", stamp(), demoDrain)
+		gerr = nil
+	}
 	fmt.Fprintf(out, "\n%s  done: %s\n", stamp(), tally.line())
 	return gerr
 }
+
+// demoDrain is how long the demo's gateway finishes what is in flight
+// when the demo stops.
+const demoDrain = 5 * time.Second
 
 // demoStack is what the demo runs: its simulated providers, each on a
 // loopback listener, and the gateway in front of them, not yet serving

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -172,5 +174,46 @@ func TestDemoTallyOrderIsBothLadders(t *testing.T) {
 	}
 	if got := tally.line(); !strings.Contains(got, "served by: primary 1, cheap 1, anthropic 1, bedrock 1, vertex 1;") {
 		t.Errorf("tally %q; want the smart ladder, then anthropic, bedrock, vertex", got)
+	}
+}
+
+// A demo stopped while a client holds a request in flight (a slow client,
+// its body never finished) ends as any stop does: what the
+// drain did not finish is cut, said in a line, and the exit is clean.
+func TestDemoStopsPastASlowClient(t *testing.T) {
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runDemo(context.Background(), demoOptions{listen: "127.0.0.1:0", duration: 2 * time.Second,
+			rate: 2, cycle: time.Minute, every: time.Hour}, pw)
+		pw.Close()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var all []string
+	for l := range lines {
+		all = append(all, l)
+		if _, rest, ok := strings.Cut(l, "API        http://"); ok {
+			addr, _, _ := strings.Cut(rest, "/")
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"model\":") // and no more
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("the demo stopped with %v:\n%s", err, strings.Join(all, "\n"))
+	}
+	out := strings.Join(all, "\n")
+	if !strings.Contains(out, "stopped: what was still in flight") || !strings.Contains(out, "done: requests") {
+		t.Errorf("no cut and no summary said:\n%s", out)
 	}
 }
