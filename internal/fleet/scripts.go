@@ -11,8 +11,8 @@ import (
 // full: two round trips and a compile on the first request after a start
 // or a Redis restart, enough to pass the request path's timeout on a
 // loaded machine (a stored response then kept on this replica only). So
-// the sync loop loads them into Redis, one by one off the request path, when the replica starts and when
-// Redis is back.
+// the sync loop loads them into Redis, off the request path, when the
+// replica starts and when Redis is back.
 
 // requestScripts are the scripts run on the request path.
 var requestScripts = []*redis.Script{
