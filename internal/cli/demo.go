@@ -37,6 +37,7 @@ type demoOptions struct {
 	rate     float64
 	cycle    time.Duration
 	every    time.Duration
+	drain    time.Duration // how long the gateway finishes what is in flight when the demo stops
 }
 
 func demoCommand() *cobra.Command {
@@ -54,6 +55,7 @@ func demoCommand() *cobra.Command {
 	cmd.Flags().Float64Var(&o.rate, "rate", 5, "client requests per second")
 	cmd.Flags().DurationVar(&o.cycle, "cycle", 40*time.Second, "length of the scripted outage cycle")
 	cmd.Flags().DurationVar(&o.every, "summary", 5*time.Second, "how often to print a summary line")
+	o.drain = demoDrain
 	return cmd
 }
 
@@ -138,6 +140,9 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	if o.rate <= 0 || o.cycle <= 0 {
 		return fmt.Errorf("demo: --rate and --cycle must be positive")
 	}
+	if o.drain <= 0 {
+		o.drain = demoDrain
+	}
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -166,7 +171,7 @@ func runDemo(ctx context.Context, o demoOptions, out io.Writer) error {
 	provs, base, token := st.provs, st.base, st.token
 	gctx, stopGateway := context.WithCancel(context.Background())
 	gdone := make(chan error, 1)
-	go func() { gdone <- st.gw.ListenAndServe(gctx, st.ln, demoDrain) }()
+	go func() { gdone <- st.gw.ListenAndServe(gctx, st.ln, o.drain) }()
 
 	fmt.Fprintf(out, "Fusebox demo: a gateway in front of simulated providers and clouds, no keys, no network.\n")
 	fmt.Fprintf(out, "  model \"smart\"  = primary/%s ($15/$75 per Mtok) -> secondary/%s ($2/$8) -> cheap/%s ($0.27/$1.10)\n",
@@ -205,15 +210,14 @@ loop:
 	if errors.Is(gerr, context.DeadlineExceeded) {
 		// Stopping the demo cuts what the drain did not finish: no error
 		// of the user's to report.
-		fmt.Fprintf(out, "%s  stopped: what was still in flight after %v was cut\n", stamp(), demoDrain)
+		fmt.Fprintf(out, "%s  stopped: what was still in flight after %v was cut\n", stamp(), o.drain)
 		gerr = nil
 	}
 	fmt.Fprintf(out, "\n%s  done: %s\n", stamp(), tally.line())
 	return gerr
 }
 
-// demoDrain is how long the demo's gateway finishes what is in flight
-// when the demo stops.
+// demoDrain is the demo's drain.
 const demoDrain = 5 * time.Second
 
 // demoStack is what the demo runs: its simulated providers, each on a

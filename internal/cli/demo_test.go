@@ -184,8 +184,8 @@ func TestDemoStopsPastASlowClient(t *testing.T) {
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runDemo(context.Background(), demoOptions{listen: "127.0.0.1:0", duration: 2 * time.Second,
-			rate: 2, cycle: time.Minute, every: time.Hour}, pw)
+		errc <- runDemo(context.Background(), demoOptions{listen: "127.0.0.1:0", duration: time.Second,
+			rate: 2, cycle: time.Minute, every: time.Hour, drain: 300 * time.Millisecond}, pw)
 		pw.Close()
 	}()
 	lines := make(chan string, 64)
