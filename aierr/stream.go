@@ -83,7 +83,7 @@ func onlyNullReasons(data []byte) bool {
 			return false
 		}
 		data = data[len(nullWord):]
-		if len(data) > 0 && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(data[0])) {
+		if len(data) > 0 && data[0] != ',' && data[0] != '}' && data[0] != ']' && !isSpace(data[0]) {
 			return false // nullx: not JSON's null
 		}
 	}
@@ -96,7 +96,7 @@ var (
 
 // skipSpace drops JSON's whitespace from the front of b.
 func skipSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+	for len(b) > 0 && isSpace(b[0]) {
 		b = b[1:]
 	}
 	return b

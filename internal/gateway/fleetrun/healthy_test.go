@@ -22,6 +22,7 @@ import (
 	"github.com/fuseboxhq/fusebox/internal/config"
 	"github.com/fuseboxhq/fusebox/internal/gateway"
 	"github.com/fuseboxhq/fusebox/internal/redistest"
+	"github.com/fuseboxhq/fusebox/internal/sim"
 )
 
 func TestMain(m *testing.M) {
@@ -43,7 +44,11 @@ func TestReplicasStayUpOnAHealthyRedis(t *testing.T) {
 	if os.Getenv("FUSEBOX_REQUIRE_SCENARIOS") != "1" {
 		t.Skip("a real-time scenario run (60 s): FUSEBOX_REQUIRE_SCENARIOS=1 runs it, as .ci/run does")
 	}
-	up := httptest.NewServer(http.HandlerFunc(chatOK))
+	provider, err := sim.New(sim.Config{Name: "up", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(provider.Handler())
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse("fusebox.yaml", []byte(fmt.Sprintf(twoTargets, redistest.Start(t).URL(), up.URL, up.URL)),
 		func(string) (string, bool) { return "", false })
@@ -158,15 +163,6 @@ models:
     breaker: {consecutive: 3, open: 10s}
     retry: {attempts: 1}
 `
-
-// chatOK answers every request with one chat completion.
-func chatOK(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m",`+
-		`"choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],`+
-		`"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}`)
-}
 
 // syncBuffer is a bytes.Buffer safe for the replicas' concurrent logs.
 type syncBuffer struct {
